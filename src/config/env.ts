@@ -1,0 +1,95 @@
+import { z } from 'zod';
+
+/**
+ * Every setting the product reads from the environment, validated once at start-up.
+ * Names and defaults are documented in README.md and .env.example; keep the three in step.
+ */
+const intFromEnv = (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback);
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
+const boolFromEnv = (fallback: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0', 'yes', 'no'])
+    .optional()
+    .transform((v) => (v === undefined ? fallback : ['true', '1', 'yes'].includes(v)));
+
+export const EnvSchema = z.object({
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
+  DATA_DIR: z.string().default('./data'),
+
+  API_HOST: z.string().default('127.0.0.1'),
+  API_PORT: intFromEnv(8402, 1),
+  /** Public origin of the API; {base_url} is this + /api/v1 and {mcp_url} is this + /mcp. */
+  PUBLIC_ORIGIN: optionalString,
+
+  TEMPORAL_ADDRESS: z.string().default('127.0.0.1:7233'),
+  TEMPORAL_NAMESPACE: z.string().default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().default('credit-facilitator'),
+  TEMPORAL_UI_PORT: intFromEnv(8233, 1),
+  TEMPORAL_CLI_PATH: optionalString,
+
+  MONGODB_URI: optionalString,
+  MONGODB_PORT: intFromEnv(27017, 1),
+  MONGODB_DB: z.string().default('credit_facilitator'),
+
+  RPC_URL: optionalString,
+  ANVIL_PORT: intFromEnv(8545, 1),
+  CHAIN_ID: intFromEnv(84532, 1),
+  /** Hex private key of the settler account. Defaults to anvil's first dev account, only when anvil is ours. */
+  SETTLER_PRIVATE_KEY: optionalString,
+  SETTLEMENT_CONTRACT_ADDRESS: optionalString,
+  ASSET_ADDRESS: optionalString,
+  CONFIRMATIONS: intFromEnv(1, 0),
+
+  BATCH_MAX_PAYMENTS: intFromEnv(100, 1),
+  BATCH_MAX_WAIT_MS: intFromEnv(5000, 10),
+
+  RATE_LIMIT_VERIFY_PER_MIN: intFromEnv(120, 1),
+  RATE_LIMIT_VERIFY_BURST: intFromEnv(20, 1),
+  RATE_LIMIT_CAPTURE_PER_MIN: intFromEnv(30, 1),
+  RATE_LIMIT_CAPTURE_BURST: intFromEnv(10, 1),
+
+  IDEMPOTENCY_RETENTION_HOURS: intFromEnv(24, 1),
+  VOUCHER_MAX_LIFETIME_SECONDS: intFromEnv(3600, 1),
+  CLOCK_SKEW_SECONDS: intFromEnv(60, 0),
+
+  MERCHANT_JWT_ISSUER: optionalString,
+  MERCHANT_JWT_AUDIENCE: z.string().default('credit-facilitator'),
+  MERCHANT_JWT_JWKS_URL: optionalString,
+  /** A public JWK (JSON) for merchant user JWTs; the dev stack writes one under DATA_DIR when unset. */
+  MERCHANT_JWT_PUBLIC_JWK: optionalString,
+
+  DEV_TOOLS: boolFromEnv(true),
+});
+
+export type Env = z.infer<typeof EnvSchema>;
+
+export class ConfigError extends Error {}
+
+export function loadEnv(source: NodeJS.ProcessEnv = process.env): Env {
+  const parsed = EnvSchema.safeParse(source);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  return parsed.data;
+}
+
+export function publicOrigin(env: Env): string {
+  return env.PUBLIC_ORIGIN ?? `http://${env.API_HOST}:${env.API_PORT}`;
+}
+
+export function baseUrl(env: Env): string {
+  return `${publicOrigin(env)}/api/v1`;
+}
+
+export function mcpUrl(env: Env): string {
+  return `${publicOrigin(env)}/mcp`;
+}
+
+export function networkId(env: Env): string {
+  return `eip155:${env.CHAIN_ID}`;
+}
