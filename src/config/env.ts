@@ -40,12 +40,17 @@ export const EnvSchema = z.object({
   CHAIN_ID: intFromEnv(84532, 1),
   /** Hex private key of the settler account. Defaults to anvil's first dev account, only when anvil is ours. */
   SETTLER_PRIVATE_KEY: optionalString,
+  /** Public address of the settler; the API shows it in /supported and never holds the key. */
+  SETTLER_ADDRESS: optionalString,
   SETTLEMENT_CONTRACT_ADDRESS: optionalString,
   ASSET_ADDRESS: optionalString,
+  /** First block to scan for settlement events (the deployment block). */
+  DEPLOY_BLOCK: z.string().regex(/^\d+$/).default('0'),
   CONFIRMATIONS: intFromEnv(1, 0),
 
   BATCH_MAX_PAYMENTS: intFromEnv(100, 1),
   BATCH_MAX_WAIT_MS: intFromEnv(5000, 10),
+  BATCH_MAX_ATTEMPTS: intFromEnv(3, 1),
 
   RATE_LIMIT_VERIFY_PER_MIN: intFromEnv(120, 1),
   RATE_LIMIT_VERIFY_BURST: intFromEnv(20, 1),

@@ -1,0 +1,76 @@
+import { Context } from '@temporalio/activity';
+import type { ChainContext, SettlementItem } from '../src/chain/settlement.js';
+import { awaitBatchConfirmation, findBatchSettlement, submitSettleBatch } from '../src/chain/settlement.js';
+import type { Store } from '../src/store/mongo.js';
+import { claimPaymentsForBatch } from '../src/store/payments.js';
+
+export interface SettlementActivityDeps {
+  store: Store;
+  chain: ChainContext;
+  settings: { maxPayments: number; maxWaitMs: number; maxAttempts: number; confirmations: number };
+}
+
+export type SubmitResult =
+  | { kind: 'empty' }
+  | { kind: 'sent' | 'already_settled'; paymentIds: string[]; transaction?: string };
+
+export type ConfirmationResult =
+  | { status: 'confirmed'; transaction: string; blockNumber: string; confirmedAt: string; gasUsed: string }
+  | { status: 'reverted'; transaction: string }
+  | { status: 'dropped' };
+
+export function createSettlementActivities(deps: SettlementActivityDeps) {
+  return {
+    async batcherSettings(): Promise<{ maxPayments: number; maxWaitMs: number; maxAttempts: number }> {
+      const { maxPayments, maxWaitMs, maxAttempts } = deps.settings;
+      return { maxPayments, maxWaitMs, maxAttempts };
+    },
+
+    /** Binds the payments to batchId in the store, then broadcasts one settleBatch transaction. */
+    async submitBatch(input: { batchId: string; paymentIds: string[] }): Promise<SubmitResult> {
+      const docs = await claimPaymentsForBatch(deps.store.c, input.batchId, input.paymentIds);
+      if (docs.length === 0) return { kind: 'empty' };
+      const items: SettlementItem[] = docs.map((d) => ({
+        paymentId: d._id,
+        borrowerId: d.borrowerId,
+        merchantId: d.merchantId,
+        payTo: d.payTo as `0x${string}`,
+        amount: BigInt(d.amount),
+      }));
+      const paymentIds = docs.map((d) => d._id);
+      const sent = await submitSettleBatch(deps.chain, input.batchId, items);
+      return sent.kind === 'sent' ? { kind: 'sent', paymentIds, transaction: sent.txHash } : { kind: 'already_settled', paymentIds };
+    },
+
+    /** Waits for the configured confirmations, heartbeating so a stuck wait is noticed and retried. */
+    async awaitBatchConfirmation(input: { batchId: string; transaction: string | null }): Promise<ConfirmationResult> {
+      const ctx = Context.current();
+      let txHash = input.transaction as `0x${string}` | null;
+      if (txHash === null) {
+        const found = await findBatchSettlement(deps.chain, input.batchId);
+        if (!found) return { status: 'dropped' };
+        txHash = found.txHash;
+      }
+      const r = await awaitBatchConfirmation(deps.chain, {
+        batchId: input.batchId,
+        txHash,
+        confirmations: deps.settings.confirmations,
+        pollMs: 500,
+        timeoutMs: 10 * 60_000,
+        onProgress: (p: unknown) => ctx.heartbeat(p),
+      });
+      if (r.status === 'confirmed') {
+        return {
+          status: 'confirmed',
+          transaction: r.txHash,
+          blockNumber: r.blockNumber.toString(),
+          confirmedAt: new Date(r.confirmedAt * 1000).toISOString(),
+          gasUsed: r.gasUsed.toString(),
+        };
+      }
+      return r.status === 'reverted' ? { status: 'reverted', transaction: r.txHash } : { status: 'dropped' };
+    },
+  };
+}
+
+export type SettlementActivities = ReturnType<typeof createSettlementActivities>;

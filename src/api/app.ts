@@ -1,0 +1,23 @@
+import Koa from 'koa';
+import { ApiError } from '../domain/errors.js';
+import type { AppDeps } from './deps.js';
+import { errorMiddleware } from './errors.js';
+import { facilitatorRouter } from './facilitator/routes.js';
+import { requestIdMiddleware } from './request-id.js';
+
+export function createApp(deps: AppDeps): Koa {
+  const app = new Koa({ proxy: false });
+  app.silent = true;
+  app.use(requestIdMiddleware);
+  app.use(errorMiddleware(deps.logger));
+  const facilitator = facilitatorRouter(deps);
+  app.use(facilitator.routes());
+  app.use(
+    facilitator.allowedMethods({
+      throw: true,
+      methodNotAllowed: () => ApiError.methodNotAllowed(),
+      notImplemented: () => ApiError.methodNotAllowed(),
+    }),
+  );
+  return app;
+}

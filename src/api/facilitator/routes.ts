@@ -1,0 +1,74 @@
+import Router from '@koa/router';
+import type { z } from 'zod';
+import { PERMISSIONS } from '../../auth/permissions.js';
+import { fieldIssues, isV1PaymentIntent } from '../../domain/envelope.js';
+import { ApiError } from '../../domain/errors.js';
+import { capturePayment } from '../../payments/capture.js';
+import { paymentStatus } from '../../payments/status.js';
+import { verifyPayment } from '../../payments/verify.js';
+import { readJsonBody } from '../body.js';
+import type { AppDeps } from '../deps.js';
+import { merchantOf, requireMerchant } from '../merchant-auth.js';
+import { rateLimit } from '../rate-limit.js';
+import { CaptureBodySchema, IdempotencyKeySchema, VerifyBodySchema } from './schemas.js';
+import { supportedBody } from './supported.js';
+
+function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
+  if (isV1PaymentIntent(body)) throw ApiError.voucherRequired();
+  const parsed = schema.safeParse(body);
+  if (!parsed.success) throw ApiError.invalidRequest(fieldIssues(parsed.error));
+  return parsed.data;
+}
+
+export function facilitatorRouter(deps: AppDeps): Router {
+  const router = new Router({ prefix: '/api/v1/facilitator' });
+  const env = deps.env;
+
+  router.get('/supported', (ctx) => {
+    ctx.body = supportedBody(deps.settlement);
+  });
+
+  router.get('/health', (ctx) => {
+    ctx.body = { status: 'ok' };
+  });
+
+  router.post(
+    '/verify',
+    requireMerchant(deps, PERMISSIONS.settleRead),
+    rateLimit(deps, 'verify', { perMinute: env.RATE_LIMIT_VERIFY_PER_MIN, burst: env.RATE_LIMIT_VERIFY_BURST }),
+    async (ctx) => {
+      const body = parseBody(VerifyBodySchema, await readJsonBody(ctx));
+      ctx.body = await verifyPayment(deps, merchantOf(ctx).merchantId, body.x402Version, body.paymentPayload, body.paymentRequirements);
+    },
+  );
+
+  router.post(
+    '/capture',
+    requireMerchant(deps, PERMISSIONS.settleCreate),
+    rateLimit(deps, 'capture', { perMinute: env.RATE_LIMIT_CAPTURE_PER_MIN, burst: env.RATE_LIMIT_CAPTURE_BURST }),
+    async (ctx) => {
+      const rawKey = ctx.get('idempotency-key');
+      if (!rawKey) throw ApiError.idempotencyKeyRequired();
+      const key = IdempotencyKeySchema.safeParse(rawKey);
+      if (!key.success) throw ApiError.idempotencyKeyInvalid();
+      const body = parseBody(CaptureBodySchema, await readJsonBody(ctx));
+      const result = await capturePayment(deps, {
+        merchantId: merchantOf(ctx).merchantId,
+        idempotencyKey: key.data.toLowerCase(),
+        body: body.paymentRequirements ? body : { x402Version: body.x402Version, paymentPayload: body.paymentPayload },
+      });
+      if (result.replayed) ctx.set('Idempotent-Replayed', 'true');
+      ctx.body = result;
+    },
+  );
+
+  router.get('/payments/:paymentId', requireMerchant(deps, PERMISSIONS.settleRead), async (ctx) => {
+    ctx.body = await paymentStatus(deps, merchantOf(ctx).merchantId, ctx.params.paymentId ?? '');
+  });
+
+  router.post('/settle', () => {
+    throw ApiError.notFound('route (there is no settle route: capture, then poll the payment until CONFIRMED)');
+  });
+
+  return router;
+}

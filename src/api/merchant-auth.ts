@@ -1,0 +1,26 @@
+import type { Context, Next } from 'koa';
+import { authenticateMerchant } from '../auth/merchant-auth.js';
+import { PERMISSIONS, type MerchantPrincipal, type Permission } from '../auth/permissions.js';
+import { ApiError } from '../domain/errors.js';
+import type { AppDeps } from './deps.js';
+
+export function merchantOf(ctx: Context): MerchantPrincipal {
+  return ctx.state.merchant as MerchantPrincipal;
+}
+
+/**
+ * 401 without a valid merchant credential, 403 without the permission. Capture by a user JWT also
+ * needs a recent MFA (step-up); an API key satisfies step-up on the capture route only.
+ */
+export function requireMerchant(deps: AppDeps, permission: Permission) {
+  return async (ctx: Context, next: Next) => {
+    const principal = await authenticateMerchant(deps.store.c, deps.verifyJwt, ctx.get('authorization') || undefined, Math.floor(deps.nowMs() / 1000));
+    if (!principal) throw ApiError.unauthenticated();
+    if (!principal.permissions.includes(permission)) throw ApiError.forbidden(permission);
+    if (permission === PERMISSIONS.settleCreate && principal.credential === 'jwt' && !principal.steppedUp) {
+      throw ApiError.stepUpRequired();
+    }
+    ctx.state.merchant = principal;
+    await next();
+  };
+}

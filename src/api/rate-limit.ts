@@ -1,0 +1,20 @@
+import type { Context, Next } from 'koa';
+import { ApiError } from '../domain/errors.js';
+import type { RatePolicy } from '../domain/rate-limit.js';
+import { consumeRate } from '../store/rate-limits.js';
+import type { AppDeps } from './deps.js';
+import { merchantOf } from './merchant-auth.js';
+
+/** Per-merchant limit shared by every API process through the database. Runs after authentication. */
+export function rateLimit(deps: AppDeps, bucket: string, policy: RatePolicy) {
+  return async (ctx: Context, next: Next) => {
+    const merchant = merchantOf(ctx);
+    const d = await consumeRate(deps.store.c, `${merchant.merchantId}:${bucket}`, policy, deps.nowMs());
+    ctx.set('RateLimit-Limit', String(d.limit));
+    ctx.set('RateLimit-Remaining', String(d.remaining));
+    ctx.set('RateLimit-Reset', String(d.resetSeconds));
+    ctx.set('RateLimit-Policy', `${policy.perMinute};w=60;burst=${policy.burst}`);
+    if (!d.allowed) throw ApiError.rateLimited(d.retryAfterSeconds);
+    await next();
+  };
+}

@@ -1,0 +1,45 @@
+import { createServer } from 'node:http';
+import type { JWK } from 'jose';
+import { createMerchantJwtVerifier } from '../auth/merchant-jwt.js';
+import { loadEnv } from '../config/env.js';
+import { createLogger } from '../observability/logger.js';
+import { connectStore } from '../store/mongo.js';
+import { connectTemporal } from '../temporal/client.js';
+import { createApp } from './app.js';
+import { loadSettlementInfo } from './settlement-info.js';
+
+async function main() {
+  const env = loadEnv();
+  const logger = createLogger(env.LOG_LEVEL, { service: 'api' });
+  const store = await connectStore(env.MONGODB_URI ?? `mongodb://127.0.0.1:${env.MONGODB_PORT}/`, env.MONGODB_DB);
+  const temporal = await connectTemporal(env.TEMPORAL_ADDRESS, env.TEMPORAL_NAMESPACE);
+  const settlement = await loadSettlementInfo(env);
+  const verifyJwt = createMerchantJwtVerifier({
+    issuer: env.MERCHANT_JWT_ISSUER ?? 'unset',
+    audience: env.MERCHANT_JWT_AUDIENCE,
+    ...(env.MERCHANT_JWT_JWKS_URL ? { jwksUrl: env.MERCHANT_JWT_JWKS_URL } : {}),
+    ...(env.MERCHANT_JWT_PUBLIC_JWK ? { publicJwk: JSON.parse(env.MERCHANT_JWT_PUBLIC_JWK) as JWK } : {}),
+  });
+  const app = createApp({ env, store, temporal, verifyJwt, logger, settlement, nowMs: () => Date.now() });
+  const server = createServer(app.callback());
+  server.keepAliveTimeout = 65_000;
+  server.requestTimeout = 30_000;
+  server.listen(env.API_PORT, env.API_HOST, () => {
+    logger.info('api listening', { url: `http://${env.API_HOST}:${env.API_PORT}/api/v1` });
+  });
+
+  const shutdown = (signal: string) => {
+    logger.info('api stopping', { signal });
+    server.close(() => {
+      void Promise.allSettled([store.close(), temporal.connection.close()]).then(() => process.exit(0));
+    });
+    setTimeout(() => process.exit(0), 5000).unref();
+  };
+  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`api failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

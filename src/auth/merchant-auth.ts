@@ -1,0 +1,42 @@
+import type { Collections } from '../store/collections.js';
+import { findApiKeyByHash, findMerchant } from '../store/merchants.js';
+import { hashApiKey, hashesEqual, isWellFormedApiKey, looksLikeApiKey } from './api-keys.js';
+import { isSteppedUp, type JwtVerifier } from './merchant-jwt.js';
+import type { MerchantPrincipal } from './permissions.js';
+
+/**
+ * Resolves a bearer credential to a merchant, or null. Every failure looks the same to the
+ * caller (401), so the response never tells an attacker which part was wrong.
+ */
+export async function authenticateMerchant(
+  c: Collections,
+  verifyJwt: JwtVerifier,
+  authorization: string | undefined,
+  nowSeconds: number,
+): Promise<MerchantPrincipal | null> {
+  const match = /^Bearer ([^\s]+)$/i.exec(authorization ?? '');
+  const token = match?.[1];
+  if (!token || token.length > 4096) return null;
+
+  if (looksLikeApiKey(token)) {
+    if (!isWellFormedApiKey(token)) return null;
+    const hash = hashApiKey(token);
+    const key = await findApiKeyByHash(c, hash);
+    if (!key || !hashesEqual(key._id, hash) || key.revokedAt !== null) return null;
+    const merchant = await findMerchant(c, key.merchantId);
+    if (!merchant || merchant.status !== 'ACTIVE') return null;
+    return { merchantId: key.merchantId, permissions: key.permissions, credential: 'api_key', subject: key.keyId, steppedUp: false };
+  }
+
+  const claims = await verifyJwt(token);
+  if (!claims) return null;
+  const merchant = await findMerchant(c, claims.merchantId);
+  if (!merchant || merchant.status !== 'ACTIVE') return null;
+  return {
+    merchantId: claims.merchantId,
+    permissions: claims.permissions,
+    credential: 'jwt',
+    subject: claims.sub,
+    steppedUp: isSteppedUp(claims, nowSeconds),
+  };
+}

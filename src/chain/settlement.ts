@@ -1,0 +1,321 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  BlockNotFoundError,
+  TransactionNotFoundError,
+  TransactionReceiptNotFoundError,
+  getAbiItem,
+  isAddress,
+  parseEventLogs,
+  type Account,
+  type Hash,
+  type Log,
+  type TransactionReceipt,
+} from 'viem';
+import { creditSettlementAbi, testUsdcAbi } from './abi.js';
+import type { ChainPublicClient, ChainWalletClient } from './clients.js';
+import type { Deployment } from './deploy.js';
+import { contractRevert } from './errors.js';
+import { bytes32ToUuid, uuidToBytes32 } from './ids.js';
+
+export interface ChainContext {
+  publicClient: ChainPublicClient;
+  walletClient: ChainWalletClient;
+  account: Account;
+  deployment: Deployment;
+}
+
+/** What read-only calls need. */
+export type ChainReadContext = Pick<ChainContext, 'publicClient' | 'deployment'>;
+
+export interface SettlementItem {
+  paymentId: string;
+  borrowerId: string;
+  merchantId: string;
+  payTo: `0x${string}`;
+  amount: bigint;
+}
+
+type Bytes32 = `0x${string}`;
+export type SettleBatchArgs = readonly [
+  batchId: Bytes32,
+  entries: readonly { paymentId: Bytes32; borrowerId: Bytes32; merchantId: Bytes32; amount: bigint }[],
+  payouts: readonly { payTo: `0x${string}`; amount: bigint }[],
+  debits: readonly { borrowerId: Bytes32; amount: bigint }[],
+];
+
+/**
+ * settleBatch arguments: one entry per item, payouts summed per payTo (lowercased) and debits per borrower,
+ * each in order of first appearance, so equal input always gives equal calldata.
+ */
+export function buildSettleBatchArgs(batchId: string, items: readonly SettlementItem[]): SettleBatchArgs {
+  if (items.length === 0) throw new RangeError('a batch needs at least one payment');
+  const seen = new Set<string>();
+  const payouts = new Map<string, bigint>();
+  const debits = new Map<Bytes32, bigint>();
+  const entries = items.map((item) => {
+    const paymentId = uuidToBytes32(item.paymentId);
+    if (seen.has(paymentId)) throw new RangeError(`payment ${item.paymentId} appears twice in the batch`);
+    seen.add(paymentId);
+    if (item.amount <= 0n) throw new RangeError(`payment ${item.paymentId} has a non-positive amount`);
+    if (!isAddress(item.payTo, { strict: false })) throw new TypeError(`payment ${item.paymentId} has an invalid payTo`);
+    const payTo = item.payTo.toLowerCase();
+    const borrowerId = uuidToBytes32(item.borrowerId);
+    payouts.set(payTo, (payouts.get(payTo) ?? 0n) + item.amount);
+    debits.set(borrowerId, (debits.get(borrowerId) ?? 0n) + item.amount);
+    return { paymentId, borrowerId, merchantId: uuidToBytes32(item.merchantId), amount: item.amount };
+  });
+  return [
+    uuidToBytes32(batchId),
+    entries,
+    [...payouts].map(([payTo, amount]) => ({ payTo: payTo as `0x${string}`, amount })),
+    [...debits].map(([borrowerId, amount]) => ({ borrowerId, amount })),
+  ];
+}
+
+/** The contract refused the batch in simulation (e.g. a sum mismatch, an unknown settler, an empty pool). */
+export class SettlementRevertedError extends Error {
+  constructor(
+    readonly errorName: string | undefined,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'SettlementRevertedError';
+  }
+}
+
+export class ConfirmationTimeoutError extends Error {
+  override name = 'ConfirmationTimeoutError';
+}
+
+export type SubmitResult = { kind: 'sent'; txHash: Hash } | { kind: 'already_settled' };
+
+/**
+ * Sends settleBatch unless the batch is already settled. Node and network errors propagate (the activity
+ * retries); a simulated revert throws SettlementRevertedError.
+ */
+export async function submitSettleBatch(ctx: ChainContext, batchId: string, items: readonly SettlementItem[]): Promise<SubmitResult> {
+  const args = buildSettleBatchArgs(batchId, items);
+  if (await isBatchSettled(ctx, batchId)) return { kind: 'already_settled' };
+  const call = {
+    account: ctx.account,
+    address: ctx.deployment.settlement,
+    abi: creditSettlementAbi,
+    functionName: 'settleBatch',
+    args,
+  } as const;
+  try {
+    const { result, request } = await ctx.publicClient.simulateContract(call);
+    if (!result) return { kind: 'already_settled' };
+    const estimate = await ctx.publicClient.estimateContractGas(call);
+    const txHash = await ctx.walletClient.writeContract({ ...request, gas: estimate + estimate / 5n + 10_000n });
+    return { kind: 'sent', txHash };
+  } catch (err) {
+    const revert = contractRevert(err);
+    if (revert) throw new SettlementRevertedError(revert.errorName, `settleBatch ${batchId} reverted: ${revert.message}`);
+    throw err;
+  }
+}
+
+export async function isBatchSettled(ctx: ChainReadContext, batchId: string): Promise<boolean> {
+  return ctx.publicClient.readContract({
+    address: ctx.deployment.settlement,
+    abi: creditSettlementAbi,
+    functionName: 'batchSettled',
+    args: [uuidToBytes32(batchId)],
+  });
+}
+
+export interface BatchSettlementLog {
+  txHash: Hash;
+  blockNumber: bigint;
+  blockHash: Hash;
+  logIndex: number;
+}
+
+/** The BatchSettled log for batchId, scanning from the head back to the deployment block in chunks. */
+export async function findBatchSettlement(
+  ctx: ChainReadContext,
+  batchId: string,
+  opts: { chunkSize?: bigint } = {},
+): Promise<BatchSettlementLog | null> {
+  const chunk = opts.chunkSize ?? 10_000n;
+  const first = BigInt(ctx.deployment.deployBlock);
+  const event = getAbiItem({ abi: creditSettlementAbi, name: 'BatchSettled' });
+  let to = await ctx.publicClient.getBlockNumber({ cacheTime: 0 });
+  while (to >= first) {
+    const from = to - chunk + 1n > first ? to - chunk + 1n : first;
+    const logs = await ctx.publicClient.getLogs({
+      address: ctx.deployment.settlement,
+      event,
+      args: { batchId: uuidToBytes32(batchId) },
+      fromBlock: from,
+      toBlock: to,
+    });
+    const log = logs.find((l) => !l.removed);
+    if (log) return { txHash: log.transactionHash, blockNumber: log.blockNumber, blockHash: log.blockHash, logIndex: log.logIndex };
+    to = from - 1n;
+  }
+  return null;
+}
+
+export type ConfirmationResult =
+  | { status: 'confirmed'; txHash: Hash; blockNumber: bigint; blockHash: Hash; gasUsed: bigint; confirmedAt: number }
+  | { status: 'reverted'; txHash: Hash; blockNumber: bigint }
+  | { status: 'dropped' };
+
+export interface ConfirmationProgress {
+  txHash: Hash;
+  state: 'pending' | 'missing' | 'mined';
+  confirmations: number;
+  head: bigint;
+}
+
+export interface AwaitConfirmationOptions {
+  batchId: string;
+  txHash: Hash;
+  /** Blocks including the receipt's own; 0 is treated as 1. */
+  confirmations: number;
+  pollMs: number;
+  /** Past this the call throws ConfirmationTimeoutError, so the activity retries it. */
+  timeoutMs: number;
+  /** How long the transaction must stay unknown to the node before it counts as dropped; default min(30 s, timeoutMs / 2). */
+  dropAfterMs?: number;
+  onProgress?: (progress: ConfirmationProgress) => void | Promise<void>;
+}
+
+/**
+ * Polls until the batch is settled on the canonical chain with enough confirmations, reverted at that
+ * depth, or dropped (its transaction gone; re-submitting the same batchId is safe).
+ */
+export async function awaitBatchConfirmation(ctx: ChainReadContext, opts: AwaitConfirmationOptions): Promise<ConfirmationResult> {
+  const need = BigInt(Math.max(1, opts.confirmations));
+  const dropAfterMs = opts.dropAfterMs ?? Math.min(30_000, Math.floor(opts.timeoutMs / 2));
+  const deadline = Date.now() + opts.timeoutMs;
+  const batchIdHex = uuidToBytes32(opts.batchId).toLowerCase();
+  let txHash = opts.txHash;
+  let missingSince: number | undefined;
+
+  for (;;) {
+    const head = await ctx.publicClient.getBlockNumber({ cacheTime: 0 });
+    const receipt = await receiptOrNull(ctx, txHash);
+    let progress: ConfirmationProgress;
+    if (receipt === null) {
+      // Another submission of the same batch may have landed instead of this one.
+      const other = (await isBatchSettled(ctx, opts.batchId)) ? await findBatchSettlement(ctx, opts.batchId) : null;
+      if (other && other.txHash !== txHash) {
+        txHash = other.txHash;
+        missingSince = undefined;
+        continue;
+      }
+      const pending = await transactionKnown(ctx, txHash);
+      if (pending) missingSince = undefined;
+      else {
+        missingSince ??= Date.now();
+        if (Date.now() - missingSince >= dropAfterMs) return { status: 'dropped' };
+      }
+      progress = { txHash, state: pending ? 'pending' : 'missing', confirmations: 0, head };
+    } else {
+      missingSince = undefined;
+      const depth = head - receipt.blockNumber + 1n;
+      progress = { txHash, state: 'mined', confirmations: Number(depth > 0n ? depth : 0n), head };
+      const block = await blockOrNull(ctx, receipt.blockNumber);
+      if (block !== null && block.hash === receipt.blockHash) {
+        if (receipt.status === 'reverted') {
+          if (depth >= need) return { status: 'reverted', txHash, blockNumber: receipt.blockNumber };
+        } else if (!emitsBatchSettled(ctx, receipt, batchIdHex)) {
+          // A no-op (settled earlier by another transaction): confirm the one that paid.
+          const other = await findBatchSettlement(ctx, opts.batchId);
+          if (other && other.txHash !== txHash) {
+            txHash = other.txHash;
+            continue;
+          }
+        } else if (depth >= need && (await isBatchSettled(ctx, opts.batchId))) {
+          return {
+            status: 'confirmed',
+            txHash,
+            blockNumber: receipt.blockNumber,
+            blockHash: receipt.blockHash,
+            gasUsed: receipt.gasUsed,
+            confirmedAt: Number(block.timestamp),
+          };
+        }
+      }
+    }
+    await opts.onProgress?.(progress);
+    if (Date.now() >= deadline) {
+      throw new ConfirmationTimeoutError(`batch ${opts.batchId} not confirmed within ${opts.timeoutMs} ms (tx ${txHash}, ${progress.state})`);
+    }
+    await sleep(opts.pollMs);
+  }
+}
+
+async function receiptOrNull(ctx: ChainReadContext, hash: Hash): Promise<TransactionReceipt | null> {
+  try {
+    return await ctx.publicClient.getTransactionReceipt({ hash });
+  } catch (err) {
+    if (err instanceof TransactionReceiptNotFoundError) return null;
+    throw err;
+  }
+}
+
+async function transactionKnown(ctx: ChainReadContext, hash: Hash): Promise<boolean> {
+  try {
+    await ctx.publicClient.getTransaction({ hash });
+    return true;
+  } catch (err) {
+    if (err instanceof TransactionNotFoundError) return false;
+    throw err;
+  }
+}
+
+async function blockOrNull(ctx: ChainReadContext, blockNumber: bigint) {
+  try {
+    return await ctx.publicClient.getBlock({ blockNumber });
+  } catch (err) {
+    if (err instanceof BlockNotFoundError) return null;
+    throw err;
+  }
+}
+
+function settlementLogs(ctx: ChainReadContext, logs: readonly Log[]): Log[] {
+  const address = ctx.deployment.settlement.toLowerCase();
+  return logs.filter((l) => l.address.toLowerCase() === address);
+}
+
+function emitsBatchSettled(ctx: ChainReadContext, receipt: TransactionReceipt, batchIdHex: string): boolean {
+  return parseEventLogs({ abi: creditSettlementAbi, eventName: 'BatchSettled', logs: settlementLogs(ctx, receipt.logs) }).some(
+    (l) => l.args.batchId.toLowerCase() === batchIdHex,
+  );
+}
+
+export interface PaymentSettledEvent {
+  paymentId: string;
+  borrowerId: string;
+  merchantId: string;
+  amount: bigint;
+  logIndex: number;
+}
+
+export async function readPaymentSettledEvents(ctx: ChainReadContext, txHash: Hash): Promise<PaymentSettledEvent[]> {
+  const receipt = await ctx.publicClient.getTransactionReceipt({ hash: txHash });
+  return parseEventLogs({ abi: creditSettlementAbi, eventName: 'PaymentSettled', logs: settlementLogs(ctx, receipt.logs) }).map((l) => ({
+    paymentId: bytes32ToUuid(l.args.paymentId),
+    borrowerId: bytes32ToUuid(l.args.borrowerId),
+    merchantId: bytes32ToUuid(l.args.merchantId),
+    amount: l.args.amount,
+    logIndex: l.logIndex,
+  }));
+}
+
+export async function debtOf(ctx: ChainReadContext, borrowerId: string): Promise<bigint> {
+  return ctx.publicClient.readContract({
+    address: ctx.deployment.settlement,
+    abi: creditSettlementAbi,
+    functionName: 'debtOf',
+    args: [uuidToBytes32(borrowerId)],
+  });
+}
+
+export async function assetBalanceOf(ctx: ChainReadContext, address: `0x${string}`): Promise<bigint> {
+  return ctx.publicClient.readContract({ address: ctx.deployment.asset, abi: testUsdcAbi, functionName: 'balanceOf', args: [address] });
+}

@@ -1,0 +1,115 @@
+import { parseArgs } from 'node:util';
+import { ConfigError } from '../config/env.js';
+import { openCli, type CliContext } from './context.js';
+import { devBorrowerCreate, devVoucher } from './dev-commands.js';
+import { createMerchant, jwtIssue, keyIssue, keyList, keyRevoke, keyRotate, merchantList } from './merchant-commands.js';
+import { print, UsageError } from './output.js';
+
+type Flags = Record<string, string | boolean | undefined>;
+interface Command {
+  usage: string;
+  summary: string;
+  options: Record<string, { type: 'string' | 'boolean' }>;
+  run(ctx: CliContext, f: Flags): Promise<Record<string, unknown> | Record<string, unknown>[]>;
+  note?: string;
+}
+
+const s = (f: Flags, k: string) => (typeof f[k] === 'string' ? (f[k] as string) : undefined);
+
+const COMMANDS: Record<string, Command> = {
+  'merchant create': {
+    usage: 'merchant create --name <name> --payout <0x address>',
+    summary: 'Provision a merchant and its first API key (shown once).',
+    options: { name: { type: 'string' }, payout: { type: 'string' } },
+    run: (ctx, f) => createMerchant(ctx, s(f, 'name'), s(f, 'payout')),
+    note: 'Store apiKey now: it is shown once and kept only as a hash.',
+  },
+  'merchant list': { usage: 'merchant list', summary: 'List merchants.', options: {}, run: (ctx) => merchantList(ctx) },
+  'key issue': {
+    usage: 'key issue --merchant <merchantId>',
+    summary: 'Issue another API key for a merchant (shown once).',
+    options: { merchant: { type: 'string' } },
+    run: (ctx, f) => keyIssue(ctx, s(f, 'merchant')),
+    note: 'Store apiKey now: it is shown once and kept only as a hash.',
+  },
+  'key list': { usage: 'key list --merchant <merchantId>', summary: "List a merchant's keys by prefix.", options: { merchant: { type: 'string' } }, run: (ctx, f) => keyList(ctx, s(f, 'merchant')) },
+  'key revoke': {
+    usage: 'key revoke --merchant <merchantId> --key <keyId>',
+    summary: 'Revoke an API key at once.',
+    options: { merchant: { type: 'string' }, key: { type: 'string' } },
+    run: (ctx, f) => keyRevoke(ctx, s(f, 'merchant'), s(f, 'key')),
+  },
+  'key rotate': {
+    usage: 'key rotate --merchant <merchantId> --key <keyId>',
+    summary: 'Issue a new key, then revoke the old one.',
+    options: { merchant: { type: 'string' }, key: { type: 'string' } },
+    run: (ctx, f) => keyRotate(ctx, s(f, 'merchant'), s(f, 'key')),
+    note: 'Store apiKey now: it is shown once and kept only as a hash.',
+  },
+  'jwt issue': {
+    usage: 'jwt issue --merchant <merchantId> [--permissions a,b] [--mfa] [--ttl seconds]',
+    summary: 'Dev stack only: sign a merchant user JWT with the local dev issuer.',
+    options: { merchant: { type: 'string' }, permissions: { type: 'string' }, mfa: { type: 'boolean' }, ttl: { type: 'string' } },
+    run: (ctx, f) => jwtIssue(ctx, { ...(s(f, 'merchant') ? { merchant: s(f, 'merchant') } : {}), ...(s(f, 'permissions') ? { permissions: s(f, 'permissions') } : {}), mfa: f.mfa === true, ...(s(f, 'ttl') ? { ttl: s(f, 'ttl') } : {}) }),
+  },
+  'dev borrower': {
+    usage: 'dev borrower [--credit <base units>] [--agent-public-key <base64url>]',
+    summary: 'Dev only: an ACTIVE borrower with a credit line and an agent key (generated unless given).',
+    options: { credit: { type: 'string' }, 'agent-public-key': { type: 'string' } },
+    run: (ctx, f) => devBorrowerCreate(ctx, { ...(s(f, 'credit') ? { credit: s(f, 'credit') } : {}), ...(s(f, 'agent-public-key') ? { agentPublicKey: s(f, 'agent-public-key') } : {}) }),
+  },
+  'dev voucher': {
+    usage: 'dev voucher --merchant <id> --borrower <id> --agent <operationalAgentId> --agent-private-key <base64url> --amount <base units> [--order-ref ref] [--resource url] [--ttl seconds]',
+    summary: 'Dev only: reserve credit and sign a credit voucher as the agent would; prints the capture body.',
+    options: {
+      merchant: { type: 'string' }, borrower: { type: 'string' }, agent: { type: 'string' }, 'agent-private-key': { type: 'string' },
+      amount: { type: 'string' }, 'order-ref': { type: 'string' }, resource: { type: 'string' }, ttl: { type: 'string' },
+    },
+    run: (ctx, f) =>
+      devVoucher(ctx, {
+        ...Object.fromEntries(
+          (['merchant', 'borrower', 'agent', 'amount', 'resource', 'ttl'] as const).filter((k) => s(f, k)).map((k) => [k, s(f, k)]),
+        ),
+        ...(s(f, 'agent-private-key') ? { agentPrivateKey: s(f, 'agent-private-key') } : {}),
+        ...(s(f, 'order-ref') ? { orderRef: s(f, 'order-ref') } : {}),
+      }),
+  },
+};
+
+function help(): string {
+  const lines = Object.values(COMMANDS).map((c) => `  ${c.usage}\n      ${c.summary}`);
+  return `Operator CLI for the credit facilitator.\n\nUsage: npm run admin -- <command> [options] [--json]\n\nCommands:\n${lines.join('\n')}\n\nReads MONGODB_URI (or the dev stack's default) and DATA_DIR from the environment.\n`;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const name = argv.slice(0, 2).join(' ');
+  const cmd = COMMANDS[name];
+  if (!cmd || argv.includes('--help') || argv.includes('-h')) {
+    if (cmd) process.stdout.write(`Usage: npm run admin -- ${cmd.usage} [--json]\n\n${cmd.summary}\n`);
+    else process.stdout.write(help());
+    return cmd || argv.includes('--help') || argv.includes('-h') || argv.length === 0 ? 0 : 2;
+  }
+  let flags: Flags;
+  try {
+    flags = parseArgs({ args: argv.slice(2), options: { ...cmd.options, json: { type: 'boolean' } }, strict: true }).values as Flags;
+  } catch (err) {
+    throw new UsageError(`${(err as Error).message}\nUsage: npm run admin -- ${cmd.usage}`);
+  }
+  const ctx = await openCli();
+  try {
+    print(flags.json === true, await cmd.run(ctx, flags), flags.json === true ? undefined : cmd.note);
+  } finally {
+    await ctx.store.close();
+  }
+  return 0;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    const known = err instanceof UsageError || err instanceof ConfigError;
+    process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+    if (!known) process.stderr.write('Is the stack running (npm start)? Run with --help for usage.\n');
+    process.exit(known ? 2 : 1);
+  },
+);

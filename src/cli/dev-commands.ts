@@ -1,0 +1,102 @@
+import { getAddress } from 'viem';
+import { encodePaymentSignatureHeader } from '@x402/core/http';
+import { buildVoucher, signedCreditPayload } from '../domain/credit-envelope.js';
+import { newId } from '../domain/ids.js';
+import { decodePrivateKey, encodeKey, generateAgentKeyPair, publicKeyFromPrivate, decodePublicKey } from '../domain/voucher.js';
+import { createSpendIntent } from '../payments/spend-intents.js';
+import { findMerchant } from '../store/merchants.js';
+import { insertAgentKey, insertBorrower } from '../store/borrowers.js';
+import { settlementTarget, type CliContext } from './context.js';
+import { UsageError } from './output.js';
+
+function requireDevTools(ctx: CliContext) {
+  if (!ctx.env.DEV_TOOLS) throw new UsageError('dev commands are disabled (DEV_TOOLS=false); onboard borrowers through the MCP endpoint');
+}
+
+/**
+ * Dev only, never reachable over HTTP: an ACTIVE borrower with a credit line and an agent key, so
+ * the merchant path can be exercised before agent onboarding exists.
+ */
+export async function devBorrowerCreate(ctx: CliContext, opts: { credit?: string; agentPublicKey?: string }) {
+  requireDevTools(ctx);
+  const credit = Number(opts.credit ?? '1000000000');
+  if (!Number.isSafeInteger(credit) || credit <= 0) throw new UsageError('--credit must be a positive whole number of base units');
+  let generated: { privateKey: Uint8Array; publicKey: Uint8Array } | null = null;
+  let publicKey = opts.agentPublicKey;
+  if (publicKey === undefined) {
+    generated = generateAgentKeyPair();
+    publicKey = encodeKey(generated.publicKey);
+  } else if (!decodePublicKey(publicKey)) {
+    throw new UsageError('--agent-public-key must be a base64url Ed25519 public key (32 bytes)');
+  }
+  const borrowerId = newId();
+  const operationalAgentId = newId();
+  const now = new Date();
+  await insertBorrower(ctx.store.c, { _id: borrowerId, status: 'ACTIVE', creditLimit: credit, available: credit, holds: {}, debt: 0, createdAt: now, updatedAt: now });
+  await insertAgentKey(ctx.store.c, { _id: newId(), borrowerId, operationalAgentId, publicKey, status: 'active', createdAt: now, revokedAt: null });
+  return {
+    borrowerId,
+    operationalAgentId,
+    creditLimit: String(credit),
+    agentPublicKey: publicKey,
+    ...(generated ? { agentPrivateKey: encodeKey(generated.privateKey) } : {}),
+  };
+}
+
+/** Dev only: what prepare_x402_payment plus the agent's signer do, in one step. */
+export async function devVoucher(
+  ctx: CliContext,
+  opts: { merchant?: string; borrower?: string; agent?: string; agentPrivateKey?: string; amount?: string; orderRef?: string; resource?: string; ttl?: string },
+) {
+  requireDevTools(ctx);
+  for (const k of ['merchant', 'borrower', 'agent', 'agentPrivateKey', 'amount'] as const) {
+    if (!opts[k]) throw new UsageError(`--${k.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase())} is required`);
+  }
+  const privateKey = decodePrivateKey(opts.agentPrivateKey as string);
+  if (!privateKey) throw new UsageError('--agent-private-key must be the base64url key printed by "dev borrower create"');
+  const merchant = await findMerchant(ctx.store.c, (opts.merchant as string).toLowerCase());
+  if (!merchant) throw new UsageError(`no merchant ${opts.merchant}`);
+  const { asset, network } = settlementTarget(ctx);
+  const now = Math.floor(Date.now() / 1000);
+  const expiresAt = now + Number(opts.ttl ?? '600');
+  const orderRef = opts.orderRef ?? `order-${newId().slice(0, 8)}`;
+  const resource = opts.resource ?? 'http://127.0.0.1:9000/premium';
+  const intent = await createSpendIntent(
+    ctx.store.c,
+    {
+      borrowerId: (opts.borrower as string).toLowerCase(),
+      operationalAgentId: (opts.agent as string).toLowerCase(),
+      merchantId: merchant._id,
+      payTo: merchant.payoutAddress,
+      amount: opts.amount as string,
+      asset,
+      network,
+      orderRef,
+      resource,
+      idempotencyKey: newId(),
+      expiresAt,
+    },
+    new Date(),
+  );
+  const voucher = buildVoucher({
+    spendIntentId: intent._id,
+    borrowerId: intent.borrowerId,
+    operationalAgentId: intent.operationalAgentId,
+    merchantId: merchant._id,
+    payTo: getAddress(merchant.payoutAddress).toLowerCase(),
+    amount: intent.amount,
+    asset,
+    network,
+    resource,
+    orderRef,
+    issuedAt: now,
+    expiresAt,
+  });
+  const paymentPayload = signedCreditPayload(voucher, privateKey);
+  return {
+    agentPublicKey: encodeKey(publicKeyFromPrivate(privateKey)),
+    paymentPayload,
+    paymentSignatureHeader: encodePaymentSignatureHeader(paymentPayload as never),
+    captureBody: { x402Version: 2, paymentPayload },
+  };
+}

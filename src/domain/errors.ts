@@ -1,0 +1,166 @@
+import { invalidReasonMessage, type InvalidReason } from './invalid-reasons.js';
+
+export type ErrorCode =
+  | 'INVALID_REQUEST'
+  | 'X402_AGENT_VOUCHER_REQUIRED'
+  | 'IDEMPOTENCY_KEY_REQUIRED'
+  | 'IDEMPOTENCY_KEY_INVALID'
+  | 'UNAUTHENTICATED'
+  | 'FORBIDDEN'
+  | 'STEP_UP_REQUIRED'
+  | 'NOT_FOUND'
+  | 'METHOD_NOT_ALLOWED'
+  | 'IDEMPOTENCY_KEY_CONFLICT'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'PAYMENT_REJECTED'
+  | 'RATE_LIMITED'
+  | 'UNAVAILABLE'
+  | 'INTERNAL';
+
+export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
+  INVALID_REQUEST: 400,
+  X402_AGENT_VOUCHER_REQUIRED: 400,
+  IDEMPOTENCY_KEY_REQUIRED: 400,
+  IDEMPOTENCY_KEY_INVALID: 400,
+  UNAUTHENTICATED: 401,
+  FORBIDDEN: 403,
+  STEP_UP_REQUIRED: 403,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  IDEMPOTENCY_KEY_CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  PAYMENT_REJECTED: 422,
+  RATE_LIMITED: 429,
+  UNAVAILABLE: 503,
+  INTERNAL: 500,
+};
+
+export interface FieldIssue {
+  path: string;
+  message: string;
+}
+
+export interface ErrorBody {
+  error: { code: ErrorCode; message: string; requestId: string; [k: string]: unknown };
+}
+
+const retryAfter = (seconds: number): string => String(Math.max(1, Math.ceil(seconds)));
+
+/** Every non-2xx answer. `message` and `extra` go on the wire, so never put internals in them. */
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  readonly status: number;
+  readonly code: ErrorCode;
+  readonly extra?: Record<string, unknown>;
+  readonly headers?: Record<string, string>;
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    opts: { status?: number; extra?: Record<string, unknown>; headers?: Record<string, string> } = {},
+  ) {
+    super(message);
+    this.code = code;
+    this.status = opts.status ?? ERROR_STATUS[code];
+    if (opts.extra) this.extra = opts.extra;
+    if (opts.headers) this.headers = opts.headers;
+  }
+
+  /** The wire body: `{"error":{"code","message","requestId",...extra}}`. */
+  toBody(requestId: string): ErrorBody {
+    return { error: { ...this.extra, code: this.code, message: this.message, requestId } };
+  }
+
+  static invalidRequest(fields: FieldIssue[], message = 'The request body is invalid; see fields.'): ApiError {
+    return new ApiError('INVALID_REQUEST', message, { extra: { fields } });
+  }
+
+  static voucherRequired(): ApiError {
+    return new ApiError(
+      'X402_AGENT_VOUCHER_REQUIRED',
+      'Protocol V1 PaymentIntent envelopes are not accepted. Send an x402 v2 credit envelope with a signed agent voucher.',
+    );
+  }
+
+  static idempotencyKeyRequired(): ApiError {
+    return new ApiError('IDEMPOTENCY_KEY_REQUIRED', 'Send an Idempotency-Key header holding a UUID v4.');
+  }
+
+  static idempotencyKeyInvalid(): ApiError {
+    return new ApiError('IDEMPOTENCY_KEY_INVALID', 'The Idempotency-Key header must be a UUID v4.');
+  }
+
+  static unauthenticated(message = 'Send a valid merchant credential as Authorization: Bearer <credential>.', wwwAuthenticate = 'Bearer'): ApiError {
+    return new ApiError('UNAUTHENTICATED', message, { headers: { 'WWW-Authenticate': wwwAuthenticate } });
+  }
+
+  static forbidden(requiredPermission?: string): ApiError {
+    return requiredPermission
+      ? new ApiError('FORBIDDEN', `This credential lacks the permission ${requiredPermission}.`, {
+          extra: { requiredPermission },
+        })
+      : new ApiError('FORBIDDEN', 'This credential may not perform this action.');
+  }
+
+  static stepUpRequired(message = 'Capture with a user token needs a recent multi-factor sign-in (within 10 minutes). Sign in again with MFA, or use an API key.'): ApiError {
+    return new ApiError('STEP_UP_REQUIRED', message);
+  }
+
+  static notFound(what = 'resource'): ApiError {
+    return new ApiError('NOT_FOUND', `No such ${what}.`);
+  }
+
+  static methodNotAllowed(): ApiError {
+    return new ApiError('METHOD_NOT_ALLOWED', 'This route does not accept that method.');
+  }
+
+  static idempotencyKeyConflict(): ApiError {
+    return new ApiError(
+      'IDEMPOTENCY_KEY_CONFLICT',
+      'This Idempotency-Key was already used with a different body. Use a new key for a new request.',
+    );
+  }
+
+  static payloadTooLarge(limitBytes?: number): ApiError {
+    return new ApiError(
+      'PAYLOAD_TOO_LARGE',
+      limitBytes ? `The body exceeds ${limitBytes} bytes.` : 'The body is too large.',
+      limitBytes ? { extra: { limitBytes } } : {},
+    );
+  }
+
+  static unsupportedMediaType(): ApiError {
+    return new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json.');
+  }
+
+  static paymentRejected(reason: InvalidReason, payer?: string): ApiError {
+    return new ApiError('PAYMENT_REJECTED', invalidReasonMessage(reason), {
+      extra: payer === undefined ? { invalidReason: reason } : { invalidReason: reason, payer },
+    });
+  }
+
+  /** `headers` adds e.g. the RateLimit-* fields the limiter computed. */
+  static rateLimited(retryAfterSeconds: number, headers: Record<string, string> = {}): ApiError {
+    const s = retryAfter(retryAfterSeconds);
+    return new ApiError('RATE_LIMITED', `Too many requests. Retry after ${s} seconds.`, {
+      headers: { ...headers, 'Retry-After': s },
+    });
+  }
+
+  static unavailable(retryAfterSeconds = 5): ApiError {
+    const s = retryAfter(retryAfterSeconds);
+    return new ApiError('UNAVAILABLE', `The service is temporarily unavailable. Retry after ${s} seconds.`, {
+      headers: { 'Retry-After': s },
+    });
+  }
+
+  static internal(): ApiError {
+    return new ApiError('INTERNAL', 'An internal error occurred. Retry later; quote the requestId if it persists.');
+  }
+}
+
+export function isApiError(e: unknown): e is ApiError {
+  return e instanceof ApiError;
+}

@@ -1,0 +1,124 @@
+// Imported by Temporal workflow code: keep this file free of Node built-ins and dependencies.
+
+export type PaymentStatus = 'QUEUED' | 'SUBMITTED' | 'CONFIRMED' | 'FAILED';
+
+export const PAYMENT_STATUSES: readonly PaymentStatus[] = ['QUEUED', 'SUBMITTED', 'CONFIRMED', 'FAILED'];
+export const TERMINAL_STATUSES: readonly PaymentStatus[] = ['CONFIRMED', 'FAILED'];
+
+export function isTerminal(status: PaymentStatus): boolean {
+  return TERMINAL_STATUSES.includes(status);
+}
+
+export interface Receipt {
+  paymentId: string;
+  status: PaymentStatus;
+  merchantId: string;
+  /** The borrower id. */
+  payer: string;
+  /** Base units, decimal string. */
+  amount: string;
+  asset: string;
+  network: string;
+  orderRef: string;
+  /** ISO 8601. */
+  capturedAt: string;
+  batchId?: string;
+  transaction?: string;
+  /** Decimal string. */
+  blockNumber?: string;
+  /** ISO 8601. */
+  confirmedAt?: string;
+  failureReason?: string;
+}
+
+export interface PaymentState {
+  status: PaymentStatus;
+  /** Settlement attempts that were sent back to the queue (reverted or dropped batches). */
+  attempts: number;
+  batchId?: string;
+  transaction?: string;
+  blockNumber?: string;
+  confirmedAt?: string;
+  failureReason?: string;
+  /** Why the last batch was sent back to the queue. */
+  lastRequeueReason?: string;
+}
+
+export type PaymentEvent =
+  | { type: 'submitted'; batchId: string; transaction: string }
+  | { type: 'confirmed'; batchId: string; transaction: string; blockNumber: string; confirmedAt: string }
+  | { type: 'requeued'; reason: string }
+  | { type: 'failed'; reason: string };
+
+export class PaymentTransitionError extends Error {
+  override readonly name = 'PaymentTransitionError';
+  constructor(
+    readonly from: PaymentStatus,
+    readonly event: PaymentEvent['type'],
+    detail?: string,
+  ) {
+    super(`illegal payment transition: ${from} on '${event}'${detail ? ` (${detail})` : ''}`);
+  }
+}
+
+export function initialPaymentState(): PaymentState {
+  return { status: 'QUEUED', attempts: 0 };
+}
+
+/**
+ * QUEUED -submitted-> SUBMITTED -confirmed-> CONFIRMED; SUBMITTED -requeued-> QUEUED;
+ * QUEUED|SUBMITTED -failed-> FAILED. A repeat of the event that produced the current state
+ * (same batch and transaction, same failure) returns the state unchanged, so redelivered
+ * signals are harmless. Anything else throws PaymentTransitionError.
+ */
+export function nextPaymentState(state: PaymentState, event: PaymentEvent): PaymentState {
+  const illegal = (detail?: string): never => {
+    throw new PaymentTransitionError(state.status, event.type, detail);
+  };
+  switch (event.type) {
+    case 'submitted':
+      if (state.status === 'QUEUED') {
+        return { ...state, status: 'SUBMITTED', batchId: event.batchId, transaction: event.transaction };
+      }
+      if (state.status === 'SUBMITTED' && state.batchId === event.batchId) {
+        // Same batch rebroadcast (e.g. gas bump): only the transaction hash moves.
+        return state.transaction === event.transaction ? state : { ...state, transaction: event.transaction };
+      }
+      return illegal(state.status === 'SUBMITTED' ? `already in batch ${state.batchId}` : undefined);
+
+    case 'confirmed':
+      if (state.status === 'SUBMITTED') {
+        if (state.batchId !== event.batchId) return illegal(`submitted in batch ${state.batchId}`);
+        return {
+          ...state,
+          status: 'CONFIRMED',
+          transaction: event.transaction,
+          blockNumber: event.blockNumber,
+          confirmedAt: event.confirmedAt,
+        };
+      }
+      if (
+        state.status === 'CONFIRMED' &&
+        state.batchId === event.batchId &&
+        state.transaction === event.transaction &&
+        state.blockNumber === event.blockNumber &&
+        state.confirmedAt === event.confirmedAt
+      ) {
+        return state;
+      }
+      return illegal();
+
+    case 'requeued': {
+      if (state.status !== 'SUBMITTED') return illegal();
+      const { batchId: _b, transaction: _t, ...rest } = state;
+      return { ...rest, status: 'QUEUED', attempts: state.attempts + 1, lastRequeueReason: event.reason };
+    }
+
+    case 'failed':
+      if (state.status === 'QUEUED' || state.status === 'SUBMITTED') {
+        return { ...state, status: 'FAILED', failureReason: event.reason };
+      }
+      if (state.status === 'FAILED' && state.failureReason === event.reason) return state;
+      return illegal();
+  }
+}

@@ -1,0 +1,131 @@
+import type { AppDeps } from '../api/deps.js';
+import { fingerprint } from '../domain/canonical.js';
+import { parseCreditPayload, type PaymentRequirements } from '../domain/envelope.js';
+import { ApiError } from '../domain/errors.js';
+import { newId } from '../domain/ids.js';
+import type { Receipt } from '../domain/payment.js';
+import { evaluateVoucher } from '../domain/verification.js';
+import type { Voucher } from '../domain/voucher.js';
+import type { PaymentDoc } from '../store/documents.js';
+import { claimIdempotencyKey, idempotencyId, releaseIdempotencyKey } from '../store/idempotency.js';
+import { isDuplicateKey } from '../store/mongo.js';
+import { findPayment, findPaymentByVoucher, insertPayment } from '../store/payments.js';
+import { consumeSpendIntent } from '../store/spend-intents.js';
+import { loadVerificationContext } from './context.js';
+import { toReceipt } from './receipt.js';
+import { startPaymentWorkflow } from './start-workflow.js';
+
+export interface CaptureRequest {
+  merchantId: string;
+  idempotencyKey: string;
+  body: { x402Version: number; paymentPayload: Record<string, unknown>; paymentRequirements?: PaymentRequirements };
+}
+
+export interface CaptureResult {
+  receipt: Receipt;
+  replayed: boolean;
+}
+
+/**
+ * Capture moves money, so every step after the voucher is claimed is idempotent: a retry with the
+ * same key resumes a capture that stopped half-way, and concurrent duplicates converge on one
+ * payment. See docs/design.md "Money path".
+ */
+export async function capturePayment(deps: AppDeps, req: CaptureRequest): Promise<CaptureResult> {
+  const c = deps.store.c;
+  const now = new Date(deps.nowMs());
+  const keyId = idempotencyId(req.merchantId, req.idempotencyKey);
+  const retentionMs = deps.env.IDEMPOTENCY_RETENTION_HOURS * 3600_000;
+  const claim = await claimIdempotencyKey(
+    c,
+    { _id: keyId, merchantId: req.merchantId, fingerprint: fingerprint(req.body), paymentId: newId(), createdAt: now, expiresAt: new Date(now.getTime() + retentionMs) },
+    now,
+  );
+  if (claim.kind === 'existing' && claim.doc.fingerprint !== fingerprint(req.body)) throw ApiError.idempotencyKeyConflict();
+  const paymentId = claim.doc.paymentId;
+  const replayed = claim.kind === 'existing';
+
+  const existing = replayed ? await findPayment(c, paymentId) : null;
+  if (existing && existing.status !== 'CAPTURING') return { receipt: toReceipt(existing), replayed };
+
+  try {
+    const doc = existing ?? (await admit(deps, req, paymentId, now));
+    return { receipt: await complete(deps, doc), replayed };
+  } catch (err) {
+    if (claim.kind === 'claimed' && err instanceof ApiError) await releaseIdempotencyKey(c, keyId, paymentId);
+    throw err;
+  }
+}
+
+/** Checks the voucher and claims it with one insert; the unique voucherId index refuses a second use. */
+async function admit(deps: AppDeps, req: CaptureRequest, paymentId: string, now: Date): Promise<PaymentDoc> {
+  const parsed = parseCreditPayload(req.body.x402Version, req.body.paymentPayload);
+  if (!parsed.ok) throw ApiError.paymentRejected(parsed.reason);
+  const { voucher } = parsed;
+  const ctx = await loadVerificationContext(deps, req.merchantId, voucher, paymentId);
+  const verdict = evaluateVoucher(
+    {
+      voucher,
+      signature: parsed.signature,
+      ...(parsed.accepted ? { accepted: parsed.accepted } : {}),
+      ...(req.body.paymentRequirements ? { requirements: req.body.paymentRequirements } : {}),
+    },
+    ctx,
+  );
+  if (!verdict.ok) throw ApiError.paymentRejected(verdict.reason);
+
+  const doc = paymentDoc(paymentId, req, voucher, now);
+  try {
+    await insertPayment(deps.store.c, doc);
+    return doc;
+  } catch (err) {
+    if (!isDuplicateKey(err)) throw err;
+    const holder = await findPaymentByVoucher(deps.store.c, voucher.voucherId);
+    if (holder?._id === paymentId) return holder;
+    throw ApiError.paymentRejected('voucher_already_used');
+  }
+}
+
+async function complete(deps: AppDeps, doc: PaymentDoc): Promise<Receipt> {
+  const c = deps.store.c;
+  const consumed = await consumeSpendIntent(c, doc.spendIntentId, doc.voucherId, doc._id);
+  if (consumed === 'not_available') {
+    await c.payments.deleteOne({ _id: doc._id, status: 'CAPTURING' });
+    throw ApiError.paymentRejected('voucher_already_used');
+  }
+  await startPaymentWorkflow(deps.temporal, deps.env.TEMPORAL_TASK_QUEUE, {
+    paymentId: doc._id,
+    merchantId: doc.merchantId,
+    borrowerId: doc.borrowerId,
+    spendIntentId: doc.spendIntentId,
+    payTo: doc.payTo,
+    amount: doc.amount,
+    asset: doc.asset,
+    network: doc.network,
+    orderRef: doc.orderRef,
+    capturedAt: doc.capturedAt.toISOString(),
+  });
+  await c.payments.updateOne({ _id: doc._id, status: 'CAPTURING' }, { $set: { status: 'QUEUED', updatedAt: new Date() } });
+  return toReceipt({ ...doc, status: 'QUEUED' });
+}
+
+function paymentDoc(paymentId: string, req: CaptureRequest, v: Voucher, now: Date): PaymentDoc {
+  return {
+    _id: paymentId,
+    voucherId: v.voucherId,
+    spendIntentId: v.spendIntentId,
+    merchantId: req.merchantId,
+    borrowerId: v.borrowerId,
+    operationalAgentId: v.operationalAgentId,
+    payTo: v.payTo,
+    amount: v.amount,
+    asset: v.asset,
+    network: v.network,
+    orderRef: v.orderRef,
+    resource: v.resource,
+    idempotencyKey: req.idempotencyKey,
+    status: 'CAPTURING',
+    capturedAt: now,
+    updatedAt: now,
+  };
+}

@@ -1,0 +1,29 @@
+import type { PaymentState, Receipt } from '../domain/payment.js';
+import type { PaymentDoc } from '../store/documents.js';
+
+/** The receipt from the store's projection; `state` (from the workflow) wins where it is known. */
+export function toReceipt(doc: PaymentDoc, state?: PaymentState): Receipt {
+  const status = state?.status ?? (doc.status === 'CAPTURING' ? 'QUEUED' : doc.status);
+  const receipt: Receipt = {
+    paymentId: doc._id,
+    status,
+    merchantId: doc.merchantId,
+    payer: doc.borrowerId,
+    amount: doc.amount,
+    asset: doc.asset,
+    network: doc.network,
+    orderRef: doc.orderRef,
+    capturedAt: doc.capturedAt.toISOString(),
+  };
+  const batchId = state ? state.batchId : doc.batchId;
+  const transaction = state ? state.transaction : doc.transaction;
+  const blockNumber = state ? state.blockNumber : doc.blockNumber;
+  const confirmedAt = state ? state.confirmedAt : doc.confirmedAt?.toISOString();
+  const failureReason = state ? state.failureReason : doc.failureReason;
+  if (batchId) receipt.batchId = batchId;
+  if (transaction) receipt.transaction = transaction;
+  if (blockNumber) receipt.blockNumber = blockNumber;
+  if (confirmedAt) receipt.confirmedAt = confirmedAt;
+  if (failureReason) receipt.failureReason = failureReason;
+  return receipt;
+}

@@ -1,0 +1,34 @@
+import { ApiError } from '../domain/errors.js';
+import { newId } from '../domain/ids.js';
+import type { SpendIntentDoc } from '../store/documents.js';
+import type { Collections } from '../store/collections.js';
+import { holdCredit } from '../store/borrowers.js';
+import { insertSpendIntent } from '../store/spend-intents.js';
+
+export interface SpendIntentRequest {
+  borrowerId: string;
+  operationalAgentId: string;
+  merchantId: string;
+  payTo: string;
+  amount: string;
+  asset: string;
+  network: string;
+  orderRef: string;
+  resource: string;
+  idempotencyKey: string;
+  expiresAt: number;
+}
+
+/**
+ * Reserves credit for one payment the agent is about to sign. The hold is keyed by the intent id,
+ * so a retry never reserves twice; the intent's credit comes back if it expires unused.
+ */
+export async function createSpendIntent(c: Collections, req: SpendIntentRequest, now: Date): Promise<SpendIntentDoc> {
+  const id = newId();
+  const held = await holdCredit(c, req.borrowerId, id, Number(req.amount));
+  if (held === 'borrower_not_active') throw ApiError.paymentRejected('borrower_not_active');
+  if (held === 'insufficient_credit') throw ApiError.paymentRejected('insufficient_credit');
+  const doc: SpendIntentDoc = { _id: id, ...req, payTo: req.payTo.toLowerCase(), asset: req.asset.toLowerCase(), status: 'RESERVED', createdAt: now };
+  await insertSpendIntent(c, doc);
+  return doc;
+}

@@ -1,0 +1,35 @@
+import type { AppDeps } from '../api/deps.js';
+import { parseCreditPayload, type PaymentRequirements } from '../domain/envelope.js';
+import { invalidReasonMessage, type InvalidReason } from '../domain/invalid-reasons.js';
+import { evaluateVoucher } from '../domain/verification.js';
+import { loadVerificationContext } from './context.js';
+
+export interface VerifyOutcome {
+  isValid: boolean;
+  invalidReason?: InvalidReason;
+  invalidMessage?: string;
+  payer?: string;
+}
+
+/** The gate check: runs every rule, changes nothing. */
+export async function verifyPayment(
+  deps: AppDeps,
+  merchantId: string,
+  x402Version: number,
+  paymentPayload: Record<string, unknown>,
+  requirements: PaymentRequirements | undefined,
+): Promise<VerifyOutcome> {
+  const parsed = parseCreditPayload(x402Version, paymentPayload);
+  if (!parsed.ok) return invalid(parsed.reason);
+  const ctx = await loadVerificationContext(deps, merchantId, parsed.voucher);
+  const result = evaluateVoucher(
+    { voucher: parsed.voucher, signature: parsed.signature, ...(parsed.accepted ? { accepted: parsed.accepted } : {}), ...(requirements ? { requirements } : {}) },
+    ctx,
+  );
+  if (!result.ok) return invalid(result.reason, result.payer);
+  return { isValid: true, payer: result.payer };
+}
+
+function invalid(reason: InvalidReason, payer?: string): VerifyOutcome {
+  return { isValid: false, invalidReason: reason, invalidMessage: invalidReasonMessage(reason), ...(payer ? { payer } : {}) };
+}

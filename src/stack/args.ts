@@ -1,0 +1,58 @@
+export const SEARCH_ATTRIBUTES = {
+  MerchantId: 'Keyword',
+  BorrowerId: 'Keyword',
+  PaymentStatus: 'Keyword',
+  BatchId: 'Keyword',
+} as const;
+
+export const LOCALHOST = '127.0.0.1';
+
+export interface TemporalArgs {
+  port: number;
+  uiPort?: number | undefined;
+  headless: boolean;
+  dbFile: string;
+  namespace: string;
+}
+
+export function temporalArgs(o: TemporalArgs): string[] {
+  const args = ['server', 'start-dev', '--ip', LOCALHOST, '--port', String(o.port), '--db-filename', o.dbFile, '--log-level', 'warn'];
+  if (o.headless) args.push('--headless');
+  else if (o.uiPort !== undefined) args.push('--ui-port', String(o.uiPort));
+  if (o.namespace !== 'default') args.push('--namespace', o.namespace);
+  for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
+  return args;
+}
+
+export function anvilArgs(o: { port: number; chainId: number; stateFile: string; stateIntervalSeconds: number }): string[] {
+  return [
+    '--host', LOCALHOST,
+    '--port', String(o.port),
+    '--chain-id', String(o.chainId),
+    '--state', o.stateFile,
+    '--state-interval', String(o.stateIntervalSeconds),
+    '--silent',
+  ];
+}
+
+export function mongodArgs(o: { port: number; dbPath: string }): string[] {
+  return ['--dbpath', o.dbPath, '--bind_ip', LOCALHOST, '--port', String(o.port), '--quiet'];
+}
+
+export function ferretdbArgs(o: { port: number; dataDir: string }): string[] {
+  return ['-listen', `${LOCALHOST}:${o.port}`, '-data-dir', o.dataDir, '-log-level', 'warn'];
+}
+
+export function localMongoUri(port: number): string {
+  return `mongodb://${LOCALHOST}:${port}/`;
+}
+
+export function parseHostPort(address: string): { host: string; port: number } {
+  const m = /^\[?([^\]]+?)\]?:(\d+)$/.exec(address.trim());
+  if (!m) throw new Error(`expected host:port, got ${JSON.stringify(address)}`);
+  return { host: m[1]!, port: Number(m[2]) };
+}
+
+export function redactUri(uri: string): string {
+  return uri.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^@/]*@/i, '$1***@');
+}

@@ -1,0 +1,133 @@
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { anvilArgs, ferretdbArgs, LOCALHOST, localMongoUri, mongodArgs, temporalArgs } from './args.js';
+import { assertPortFree, spawnManaged, waitForPort, waitUntil, type ExitInfo, type ManagedProcess, type SpawnOptions } from './processes.js';
+import { chainId, mongoPing, temporalReady } from './probes.js';
+import { resolveAnvil, resolveFerretdbLauncher, resolveMongod, resolveTemporal } from './tools.js';
+
+export interface InfraOptions {
+  dataDir: string;
+  temporal: { port: number; uiPort?: number; headless?: boolean; namespace: string; cliPath?: string | undefined };
+  mongo: { uri?: string | undefined; port: number };
+  chain: { rpcUrl?: string | undefined; port: number; chainId: number; stateIntervalSeconds?: number };
+  /** Children's output goes to <dataDir>/logs/<name>.log instead of the terminal. */
+  quiet?: boolean;
+  log?: (message: string) => void;
+  signal?: AbortSignal;
+  readyTimeoutMs?: number;
+  onUnexpectedExit?: (name: string, info: ExitInfo) => void;
+}
+
+export type MongoKind = 'external' | 'mongod' | 'ferretdb';
+
+export interface Infra {
+  temporalAddress: string;
+  temporalUiUrl?: string;
+  mongoUri: string;
+  mongoKind: MongoKind;
+  rpcUrl: string;
+  ownsAnvil: boolean;
+  /** Started by us, in start order. */
+  processes: ManagedProcess[];
+  stop(): Promise<void>;
+}
+
+export async function stopAll(processes: ManagedProcess[], timeoutMs = 15_000): Promise<void> {
+  for (const p of [...processes].reverse()) await p.stop(timeoutMs);
+}
+
+/** Start Temporal, the Mongo-wire store and anvil (each unless external), and wait until all answer. */
+export async function startInfra(opts: InfraOptions): Promise<Infra> {
+  const log = opts.log ?? ((m: string) => console.log(m));
+  const dataDir = resolve(opts.dataDir);
+  mkdirSync(dataDir, { recursive: true });
+  const timeoutMs = opts.readyTimeoutMs ?? 120_000;
+
+  const temporalBin = await resolveTemporal({ cliPath: opts.temporal.cliPath, log });
+  const mongod = opts.mongo.uri ? undefined : resolveMongod();
+  const mongoKind: MongoKind = opts.mongo.uri ? 'external' : mongod ? 'mongod' : 'ferretdb';
+  const ferretdb = mongoKind === 'ferretdb' ? await resolveFerretdbLauncher({ log }) : undefined;
+  const anvil = opts.chain.rpcUrl ? undefined : resolveAnvil();
+
+  const headless = opts.temporal.headless ?? false;
+  const uiPort = headless ? undefined : (opts.temporal.uiPort ?? opts.temporal.port + 1000);
+  await assertPortFree(opts.temporal.port, 'Temporal');
+  if (uiPort !== undefined) await assertPortFree(uiPort, 'the Temporal UI');
+  if (mongoKind !== 'external') await assertPortFree(opts.mongo.port, 'the Mongo-wire store');
+  if (anvil) await assertPortFree(opts.chain.port, 'anvil');
+
+  const processes: ManagedProcess[] = [];
+  const failed = new AbortController();
+  const signal = opts.signal ? AbortSignal.any([opts.signal, failed.signal]) : failed.signal;
+  const start = (spec: SpawnOptions) => {
+    const p = spawnManaged({ ...spec, logFile: opts.quiet ? join(dataDir, 'logs', `${spec.name}.log`) : undefined });
+    p.onUnexpectedExit((info) => opts.onUnexpectedExit?.(spec.name, info));
+    processes.push(p);
+    return p;
+  };
+
+  const temporalAddress = `${LOCALHOST}:${opts.temporal.port}`;
+  const mongoUri = opts.mongo.uri ?? localMongoUri(opts.mongo.port);
+  const rpcUrl = opts.chain.rpcUrl ?? `http://${LOCALHOST}:${opts.chain.port}`;
+  try {
+    const temporal = start({
+      name: 'temporal',
+      command: temporalBin,
+      args: temporalArgs({ ...opts.temporal, headless, uiPort, dbFile: join(dataDir, 'temporal.db') }),
+    });
+    let store: ManagedProcess | undefined;
+    if (mongod) {
+      mkdirSync(join(dataDir, 'mongo'), { recursive: true });
+      store = start({ name: 'mongod', command: mongod, args: mongodArgs({ port: opts.mongo.port, dbPath: join(dataDir, 'mongo') }) });
+    } else if (ferretdb) {
+      store = start({ name: 'ferretdb', command: ferretdb, args: ferretdbArgs({ port: opts.mongo.port, dataDir: join(dataDir, 'ferretdb') }) });
+    }
+    const chain = anvil
+      ? start({
+          name: 'anvil',
+          command: anvil,
+          args: anvilArgs({
+            port: opts.chain.port,
+            chainId: opts.chain.chainId,
+            stateFile: join(dataDir, 'anvil-state.json'),
+            stateIntervalSeconds: opts.chain.stateIntervalSeconds ?? 5,
+          }),
+        })
+      : undefined;
+
+    await Promise.all([
+      waitForPort(LOCALHOST, opts.temporal.port, { proc: temporal, timeoutMs, signal, what: 'the Temporal frontend' }).then(() =>
+        waitUntil(() => temporalReady(temporalAddress, opts.temporal.namespace), {
+          what: `Temporal namespace ${opts.temporal.namespace}`,
+          proc: temporal,
+          timeoutMs,
+          intervalMs: 500,
+          signal,
+        }),
+      ),
+      waitUntil(() => mongoPing(mongoUri), { what: `MongoDB ping (${mongoKind})`, proc: store, timeoutMs, intervalMs: 300, signal }),
+      waitUntil(async () => (await chainId(rpcUrl)) > 0, { what: `eth_chainId at ${rpcUrl}`, proc: chain, timeoutMs, intervalMs: 200, signal }),
+    ]).catch((err: unknown) => {
+      failed.abort();
+      throw err;
+    });
+    const actualChainId = await chainId(rpcUrl);
+    if (actualChainId !== opts.chain.chainId) {
+      throw new Error(`the chain at ${rpcUrl} has chain id ${actualChainId}, expected CHAIN_ID=${opts.chain.chainId}`);
+    }
+  } catch (err) {
+    await stopAll(processes);
+    throw err;
+  }
+
+  return {
+    temporalAddress,
+    ...(uiPort !== undefined ? { temporalUiUrl: `http://${LOCALHOST}:${uiPort}` } : {}),
+    mongoUri,
+    mongoKind,
+    rpcUrl,
+    ownsAnvil: anvil !== undefined,
+    processes,
+    stop: () => stopAll(processes),
+  };
+}

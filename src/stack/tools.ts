@@ -1,0 +1,102 @@
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { projectRoot, toolsCacheDir } from '../config/paths.js';
+import { goBuild } from './gobuild.js';
+import { withFileLock } from './lock.js';
+import { findOnPath, isExecutable } from './which.js';
+
+export const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal@v1.5.1';
+export const FERRETDB_SOURCES = ['go.mod', 'go.sum', 'main.go'] as const;
+
+type Log = (message: string) => void;
+
+export function toolsBinDir(cacheDir: string = toolsCacheDir()): string {
+  return join(cacheDir, 'bin');
+}
+
+export function ferretdbSourceDir(): string {
+  return join(projectRoot(), 'tools', 'ferretdb');
+}
+
+/** Content hash of the launcher's sources; a changed go.mod or main.go gets a new binary name. */
+export function ferretdbSourceHash(dir: string = ferretdbSourceDir()): string {
+  const h = createHash('sha256');
+  for (const name of FERRETDB_SOURCES) {
+    h.update(`${name}\0`);
+    h.update(readFileSync(join(dir, name)));
+    h.update('\0');
+  }
+  return h.digest('hex').slice(0, 16);
+}
+
+export function ferretdbLauncherPath(hash: string, cacheDir: string = toolsCacheDir()): string {
+  return join(toolsBinDir(cacheDir), `ferretdb-launcher-${hash}`);
+}
+
+export function anvilPlatformPackage(platform: string = process.platform, arch: string = process.arch): string | undefined {
+  const os = ({ linux: 'linux', darwin: 'darwin', win32: 'win32' } as Record<string, string>)[platform];
+  const cpu = ({ x64: 'amd64', arm64: 'arm64' } as Record<string, string>)[arch];
+  return os && cpu ? `@foundry-rs/anvil-${os}-${cpu}` : undefined;
+}
+
+export function resolveAnvil(): string {
+  const pkg = anvilPlatformPackage();
+  if (pkg) {
+    try {
+      const dir = dirname(createRequire(import.meta.url).resolve(`${pkg}/package.json`));
+      const bin = join(dir, 'bin', process.platform === 'win32' ? 'anvil.exe' : 'anvil');
+      if (isExecutable(bin)) return bin;
+    } catch {
+      /* platform package not installed */
+    }
+  }
+  const onPath = findOnPath('anvil');
+  if (onPath) return onPath;
+  throw new Error(`anvil not found: neither ${pkg ?? 'a @foundry-rs/anvil platform package'} nor anvil on PATH; run npm install or set RPC_URL`);
+}
+
+export function resolveMongod(): string | undefined {
+  return findOnPath('mongod');
+}
+
+async function cachedOrBuilt(output: string, build: () => Promise<string>, log: Log): Promise<string> {
+  if (isExecutable(output)) return output;
+  mkdirSync(dirname(output), { recursive: true });
+  return withFileLock(
+    `${output}.lock`,
+    async () => (isExecutable(output) ? output : build()),
+    (pid, waited) => log(`waiting for another build of ${output} (pid ${pid ?? '?'}, ${Math.round(waited / 1000)} s)`),
+  );
+}
+
+/** $TEMPORAL_CLI_PATH, then temporal on PATH, then the tools cache, else build it with go install. */
+export async function resolveTemporal(opts: { cliPath?: string | undefined; log: Log }): Promise<string> {
+  if (opts.cliPath) {
+    if (!isExecutable(opts.cliPath)) throw new Error(`TEMPORAL_CLI_PATH=${opts.cliPath} is not an executable file`);
+    return opts.cliPath;
+  }
+  const onPath = findOnPath('temporal');
+  if (onPath) return onPath;
+  const output = join(toolsBinDir(), 'temporal');
+  return cachedOrBuilt(
+    output,
+    () =>
+      goBuild(
+        { label: 'the Temporal CLI v1.5.1', output, target: { kind: 'install', pkg: TEMPORAL_CLI_MODULE }, expectation: 'first run only, takes several minutes' },
+        opts.log,
+      ),
+    opts.log,
+  );
+}
+
+export async function resolveFerretdbLauncher(opts: { log: Log }): Promise<string> {
+  const dir = ferretdbSourceDir();
+  const output = ferretdbLauncherPath(ferretdbSourceHash(dir));
+  return cachedOrBuilt(
+    output,
+    () => goBuild({ label: 'the FerretDB launcher', output, target: { kind: 'build', dir }, expectation: 'first run only, takes a minute or more' }, opts.log),
+    opts.log,
+  );
+}

@@ -1,0 +1,62 @@
+import type { Collections } from './collections.js';
+import type { AgentKeyDoc, BorrowerDoc } from './documents.js';
+
+export async function insertBorrower(c: Collections, doc: BorrowerDoc): Promise<void> {
+  await c.borrowers.insertOne(doc);
+}
+
+export function findBorrower(c: Collections, borrowerId: string): Promise<BorrowerDoc | null> {
+  return c.borrowers.findOne({ _id: borrowerId });
+}
+
+export async function insertAgentKey(c: Collections, doc: AgentKeyDoc): Promise<void> {
+  await c.agentKeys.insertOne(doc);
+}
+
+export function listAgentKeys(c: Collections, operationalAgentId: string): Promise<AgentKeyDoc[]> {
+  return c.agentKeys.find({ operationalAgentId }).toArray();
+}
+
+export type HoldResult = 'held' | 'already_held' | 'insufficient_credit' | 'borrower_not_active';
+
+/**
+ * Holds credit for one spend intent. The hold's key in `holds` makes the update idempotent:
+ * a retried call finds it and does not take the credit twice.
+ */
+export async function holdCredit(c: Collections, borrowerId: string, holdId: string, amount: number): Promise<HoldResult> {
+  const field = `holds.${holdId}`;
+  const r = await c.borrowers.updateOne(
+    { _id: borrowerId, status: 'ACTIVE', available: { $gte: amount }, [field]: { $exists: false } },
+    { $inc: { available: -amount }, $set: { [field]: amount, updatedAt: new Date() } },
+  );
+  if (r.modifiedCount === 1) return 'held';
+  const b = await findBorrower(c, borrowerId);
+  if (!b || b.status !== 'ACTIVE') return 'borrower_not_active';
+  return b.holds[holdId] !== undefined ? 'already_held' : 'insufficient_credit';
+}
+
+/** Gives a hold's credit back (payment failed, intent expired). Idempotent. */
+export async function releaseHold(c: Collections, borrowerId: string, holdId: string): Promise<boolean> {
+  const b = await findBorrower(c, borrowerId);
+  const amount = b?.holds[holdId];
+  if (amount === undefined) return false;
+  const field = `holds.${holdId}`;
+  const r = await c.borrowers.updateOne(
+    { _id: borrowerId, [field]: amount },
+    { $inc: { available: amount }, $unset: { [field]: '' }, $set: { updatedAt: new Date() } },
+  );
+  return r.modifiedCount === 1;
+}
+
+/** Turns a hold into booked debt once its payment is CONFIRMED on chain. Idempotent. */
+export async function convertHoldToDebt(c: Collections, borrowerId: string, holdId: string): Promise<boolean> {
+  const b = await findBorrower(c, borrowerId);
+  const amount = b?.holds[holdId];
+  if (amount === undefined) return false;
+  const field = `holds.${holdId}`;
+  const r = await c.borrowers.updateOne(
+    { _id: borrowerId, [field]: amount },
+    { $inc: { debt: amount }, $unset: { [field]: '' }, $set: { updatedAt: new Date() } },
+  );
+  return r.modifiedCount === 1;
+}

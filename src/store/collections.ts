@@ -1,0 +1,49 @@
+import type { Collection, Db } from 'mongodb';
+import type {
+  AgentKeyDoc,
+  ApiKeyDoc,
+  BorrowerDoc,
+  IdempotencyDoc,
+  MerchantDoc,
+  PaymentDoc,
+  RateLimitDoc,
+  SpendIntentDoc,
+} from './documents.js';
+
+export interface Collections {
+  merchants: Collection<MerchantDoc>;
+  apiKeys: Collection<ApiKeyDoc>;
+  borrowers: Collection<BorrowerDoc>;
+  agentKeys: Collection<AgentKeyDoc>;
+  spendIntents: Collection<SpendIntentDoc>;
+  payments: Collection<PaymentDoc>;
+  idempotency: Collection<IdempotencyDoc>;
+  rateLimits: Collection<RateLimitDoc>;
+}
+
+export function collections(db: Db): Collections {
+  return {
+    merchants: db.collection<MerchantDoc>('merchants'),
+    apiKeys: db.collection<ApiKeyDoc>('api_keys'),
+    borrowers: db.collection<BorrowerDoc>('borrowers'),
+    agentKeys: db.collection<AgentKeyDoc>('agent_keys'),
+    spendIntents: db.collection<SpendIntentDoc>('spend_intents'),
+    payments: db.collection<PaymentDoc>('payments'),
+    idempotency: db.collection<IdempotencyDoc>('idempotency_keys'),
+    rateLimits: db.collection<RateLimitDoc>('rate_limits'),
+  };
+}
+
+/** FerretDB v1 supports plain and unique indexes but not TTL: expiry is checked on read and swept. */
+export async function ensureIndexes(c: Collections): Promise<void> {
+  await Promise.all([
+    c.apiKeys.createIndex({ merchantId: 1 }),
+    c.agentKeys.createIndex({ operationalAgentId: 1 }),
+    c.spendIntents.createIndex({ borrowerId: 1, orderRef: 1 }),
+    c.payments.createIndex({ voucherId: 1 }, { unique: true }),
+    c.payments.createIndex({ merchantId: 1, capturedAt: -1 }),
+    c.payments.createIndex({ status: 1, updatedAt: 1 }),
+    c.payments.createIndex({ settlementBatchId: 1 }),
+    c.idempotency.createIndex({ expiresAt: 1 }),
+  ]);
+}

@@ -1,0 +1,39 @@
+import type { Collections } from './collections.js';
+import type { IdempotencyDoc } from './documents.js';
+import { isDuplicateKey } from './mongo.js';
+
+export type ClaimResult = { kind: 'claimed'; doc: IdempotencyDoc } | { kind: 'existing'; doc: IdempotencyDoc };
+
+export function idempotencyId(merchantId: string, key: string): string {
+  return `${merchantId}:${key}`;
+}
+
+/**
+ * Binds a key to one request fingerprint and payment id. An expired record is replaced, so a key
+ * can be reused after the retention window, as with Stripe.
+ */
+export async function claimIdempotencyKey(c: Collections, doc: IdempotencyDoc, now: Date): Promise<ClaimResult> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      await c.idempotency.insertOne(doc);
+      return { kind: 'claimed', doc };
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+    }
+    const existing = await c.idempotency.findOne({ _id: doc._id });
+    if (!existing) continue;
+    if (existing.expiresAt > now) return { kind: 'existing', doc: existing };
+    await c.idempotency.deleteOne({ _id: doc._id, expiresAt: existing.expiresAt });
+  }
+  throw new Error('idempotency key claim did not settle after 3 attempts');
+}
+
+/** Frees a key whose request was refused, so the caller can fix the request and retry with it. */
+export async function releaseIdempotencyKey(c: Collections, id: string, paymentId: string): Promise<void> {
+  await c.idempotency.deleteOne({ _id: id, paymentId });
+}
+
+export async function sweepExpiredIdempotencyKeys(c: Collections, now: Date): Promise<number> {
+  const r = await c.idempotency.deleteMany({ expiresAt: { $lte: now } });
+  return r.deletedCount;
+}

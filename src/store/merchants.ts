@@ -1,0 +1,32 @@
+import type { Collections } from './collections.js';
+import type { ApiKeyDoc, MerchantDoc } from './documents.js';
+
+export async function insertMerchant(c: Collections, doc: MerchantDoc): Promise<void> {
+  await c.merchants.insertOne(doc);
+}
+
+export function findMerchant(c: Collections, merchantId: string): Promise<MerchantDoc | null> {
+  return c.merchants.findOne({ _id: merchantId });
+}
+
+export function listMerchants(c: Collections): Promise<MerchantDoc[]> {
+  return c.merchants.find({}).sort({ createdAt: 1 }).toArray();
+}
+
+export async function insertApiKey(c: Collections, doc: ApiKeyDoc): Promise<void> {
+  await c.apiKeys.insertOne(doc);
+}
+
+export function findApiKeyByHash(c: Collections, hash: string): Promise<ApiKeyDoc | null> {
+  return c.apiKeys.findOne({ _id: hash });
+}
+
+export function listApiKeys(c: Collections, merchantId: string): Promise<ApiKeyDoc[]> {
+  return c.apiKeys.find({ merchantId }).sort({ createdAt: 1 }).toArray();
+}
+
+/** Revokes by keyId; returns false when no live key of that merchant had the id. */
+export async function revokeApiKey(c: Collections, merchantId: string, keyId: string, at: Date): Promise<boolean> {
+  const r = await c.apiKeys.updateOne({ merchantId, keyId, revokedAt: null }, { $set: { revokedAt: at } });
+  return r.modifiedCount === 1;
+}

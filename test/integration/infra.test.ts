@@ -1,0 +1,87 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Connection } from '@temporalio/client';
+import { MongoClient, MongoServerError } from 'mongodb';
+import { startInfra, type Infra } from '../../src/stack/infra.js';
+import { freePort, portOpen } from '../../src/stack/processes.js';
+import { chainId } from '../../src/stack/probes.js';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('startInfra (Temporal, Mongo-wire store, anvil)', function () {
+  this.timeout(600_000);
+  let dir: string;
+  let infra: Infra | undefined;
+  const ports = { temporal: 0, mongo: 0, anvil: 0 };
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'cf-infra-'));
+    ports.temporal = await freePort();
+    ports.mongo = await freePort();
+    ports.anvil = await freePort();
+    infra = await startInfra({
+      dataDir: dir,
+      temporal: { port: ports.temporal, headless: true, namespace: 'default', cliPath: process.env.TEMPORAL_CLI_PATH },
+      mongo: { port: ports.mongo },
+      chain: { port: ports.anvil, chainId: 84532 },
+      quiet: true,
+      log: () => {},
+    });
+  });
+
+  after(async () => {
+    await infra?.stop();
+    if (dir && process.env.TEST_KEEP_DATA !== '1') rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('serves the Temporal namespace with our search attributes', async () => {
+    const connection = await Connection.connect({ address: infra!.temporalAddress });
+    try {
+      const ns = await connection.workflowService.describeNamespace({ namespace: 'default' });
+      assert.equal(ns.namespaceInfo?.name, 'default');
+      const sa = await connection.operatorService.listSearchAttributes({ namespace: 'default' });
+      for (const name of ['MerchantId', 'BorrowerId', 'PaymentStatus', 'BatchId']) assert.ok(name in (sa.customAttributes ?? {}), name);
+    } finally {
+      await connection.close();
+    }
+  });
+
+  it('serves a Mongo-wire store with working unique indexes', async () => {
+    const client = new MongoClient(infra!.mongoUri);
+    try {
+      await client.connect();
+      assert.equal((await client.db('admin').command({ ping: 1 })).ok, 1);
+      const col = client.db('infra_test').collection<{ key: string; n: number }>('things');
+      await col.createIndex({ key: 1 }, { unique: true });
+      await col.insertOne({ key: 'a', n: 1 });
+      assert.equal((await col.findOne({ key: 'a' }))?.n, 1);
+      await assert.rejects(col.insertOne({ key: 'a', n: 2 }), (err: unknown) => err instanceof MongoServerError && err.code === 11000);
+      assert.equal(await col.countDocuments({ key: 'a' }), 1);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('serves anvil on chain 84532', async () => {
+    assert.equal(infra!.ownsAnvil, true);
+    assert.equal(await chainId(infra!.rpcUrl), 84532);
+  });
+
+  it('stops every process it started', async () => {
+    const pids = infra!.processes.map((p) => p.pid);
+    assert.ok(pids.length >= 3);
+    await infra!.stop();
+    for (const pid of pids) assert.equal(alive(pid), false, `pid ${pid} still alive`);
+    for (const port of Object.values(ports)) assert.equal(await portOpen('127.0.0.1', port), false, `port ${port} still open`);
+    infra = undefined;
+  });
+});

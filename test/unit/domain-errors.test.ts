@@ -1,0 +1,65 @@
+import assert from 'node:assert/strict';
+import { ApiError, ERROR_STATUS, isApiError } from '../../src/domain/errors.js';
+import { INVALID_REASONS, invalidReasonMessage, isInvalidReason } from '../../src/domain/invalid-reasons.js';
+
+describe('domain/errors and invalid reasons', () => {
+  it('has exactly the DECISIONS invalidReason words, each with a message', () => {
+    assert.deepEqual(
+      [...INVALID_REASONS].sort(),
+      [
+        'agent_key_revoked', 'amount_mismatch', 'borrower_not_active', 'insufficient_credit', 'invalid_asset',
+        'invalid_network', 'invalid_payload', 'invalid_payment_requirements', 'invalid_signature',
+        'invalid_x402_version', 'policy_denied', 'recipient_mismatch', 'unknown_agent_key',
+        'unknown_spend_intent', 'unsupported_scheme', 'voucher_already_used', 'voucher_expired',
+        'voucher_not_yet_valid',
+      ],
+    );
+    for (const r of INVALID_REASONS) assert.ok(invalidReasonMessage(r).length > 20, r);
+    assert.equal(isInvalidReason('voucher_expired'), true);
+    assert.equal(isInvalidReason('nope'), false);
+  });
+
+  it('maps each code to its status', () => {
+    const cases: [ApiError, number, string][] = [
+      [ApiError.invalidRequest([{ path: 'x402Version', message: 'bad' }]), 400, 'INVALID_REQUEST'],
+      [ApiError.voucherRequired(), 400, 'X402_AGENT_VOUCHER_REQUIRED'],
+      [ApiError.idempotencyKeyRequired(), 400, 'IDEMPOTENCY_KEY_REQUIRED'],
+      [ApiError.idempotencyKeyInvalid(), 400, 'IDEMPOTENCY_KEY_INVALID'],
+      [ApiError.unauthenticated(), 401, 'UNAUTHENTICATED'],
+      [ApiError.forbidden('x402:settle:create'), 403, 'FORBIDDEN'],
+      [ApiError.stepUpRequired(), 403, 'STEP_UP_REQUIRED'],
+      [ApiError.notFound('payment'), 404, 'NOT_FOUND'],
+      [ApiError.methodNotAllowed(), 405, 'METHOD_NOT_ALLOWED'],
+      [ApiError.idempotencyKeyConflict(), 409, 'IDEMPOTENCY_KEY_CONFLICT'],
+      [ApiError.payloadTooLarge(65536), 413, 'PAYLOAD_TOO_LARGE'],
+      [ApiError.unsupportedMediaType(), 415, 'UNSUPPORTED_MEDIA_TYPE'],
+      [ApiError.paymentRejected('voucher_expired'), 422, 'PAYMENT_REJECTED'],
+      [ApiError.rateLimited(1.2), 429, 'RATE_LIMITED'],
+      [ApiError.unavailable(), 503, 'UNAVAILABLE'],
+      [ApiError.internal(), 500, 'INTERNAL'],
+    ];
+    assert.equal(cases.length, Object.keys(ERROR_STATUS).length);
+    for (const [e, status, code] of cases) {
+      assert.equal(e.status, status, code);
+      assert.equal(e.code, code);
+      assert.ok(isApiError(e) && e instanceof Error);
+      assert.ok(e.message.length > 0);
+    }
+  });
+
+  it('carries the extra fields and headers the wire needs', () => {
+    assert.deepEqual(ApiError.invalidRequest([{ path: 'a', message: 'b' }]).toBody('req-1'), {
+      error: { code: 'INVALID_REQUEST', message: 'The request body is invalid; see fields.', requestId: 'req-1', fields: [{ path: 'a', message: 'b' }] },
+    });
+    const rejected = ApiError.paymentRejected('voucher_expired', 'borrower-1').toBody('r');
+    assert.equal(rejected.error.invalidReason, 'voucher_expired');
+    assert.equal(rejected.error.payer, 'borrower-1');
+    assert.deepEqual(ApiError.unauthenticated().headers, { 'WWW-Authenticate': 'Bearer' });
+    assert.deepEqual(ApiError.rateLimited(1.2, { 'RateLimit-Remaining': '0' }).headers, { 'RateLimit-Remaining': '0', 'Retry-After': '2' });
+    assert.equal(ApiError.unavailable(0).headers?.['Retry-After'], '1');
+    // extra can never overwrite the envelope fields
+    const sneaky = new ApiError('NOT_FOUND', 'm', { extra: { code: 'X', requestId: 'y' } }).toBody('real');
+    assert.equal(sneaky.error.code, 'NOT_FOUND');
+    assert.equal(sneaky.error.requestId, 'real');
+  });
+});

@@ -1,0 +1,138 @@
+import assert from 'node:assert/strict';
+import {
+  VOUCHER_SIGNING_PREFIX,
+  VoucherSchema,
+  decodePublicKey,
+  encodeKey,
+  generateAgentKeyPair,
+  parseVoucher,
+  randomNonce,
+  signVoucher,
+  verifyVoucherSignature,
+  voucherSigningBytes,
+  type Voucher,
+} from '../../src/domain/voucher.js';
+import { canonicalJson } from '../../src/domain/canonical.js';
+
+const sample = (): Voucher => ({
+  v: 1,
+  voucherId: '11111111-1111-4111-8111-111111111111',
+  spendIntentId: '22222222-2222-4222-8222-222222222222',
+  borrowerId: '33333333-3333-4333-8333-333333333333',
+  operationalAgentId: '44444444-4444-4444-8444-444444444444',
+  merchantId: '55555555-5555-4555-8555-555555555555',
+  payTo: '0x00000000000000000000000000000000000000aa',
+  amount: '1500000',
+  asset: '0x00000000000000000000000000000000000000bb',
+  network: 'eip155:84532',
+  resource: 'https://merchant.example/report/42',
+  orderRef: 'order-42',
+  nonce: `0x${'ab'.repeat(32)}`,
+  issuedAt: 1_700_000_000,
+  expiresAt: 1_700_000_300,
+});
+
+function tamper(v: Voucher, key: keyof Voucher): Voucher {
+  const x = v[key];
+  const changed =
+    typeof x === 'number'
+      ? x + 1
+      : x.slice(0, -1) + (x.endsWith('1') ? '2' : '1');
+  return { ...v, [key]: changed } as Voucher;
+}
+
+describe('domain/voucher', () => {
+  const keys = generateAgentKeyPair();
+
+  it('signs over prefix + JCS and verifies', () => {
+    const v = sample();
+    const bytes = voucherSigningBytes(v);
+    assert.equal(new TextDecoder().decode(bytes), VOUCHER_SIGNING_PREFIX + canonicalJson(v));
+    const sig = signVoucher(v, keys.privateKey);
+    assert.match(sig, /^[A-Za-z0-9_-]{86}$/);
+    assert.equal(verifyVoucherSignature(v, sig, keys.publicKey), true);
+    // Key order of the object does not matter, only its content.
+    const reordered = Object.fromEntries(Object.entries(v).reverse()) as Voucher;
+    assert.equal(verifyVoucherSignature(reordered, sig, keys.publicKey), true);
+  });
+
+  it('rejects any tampered field', () => {
+    const v = sample();
+    const sig = signVoucher(v, keys.privateKey);
+    for (const k of Object.keys(v) as (keyof Voucher)[]) {
+      assert.equal(verifyVoucherSignature(tamper(v, k), sig, keys.publicKey), false, k);
+    }
+    assert.equal(verifyVoucherSignature({ ...v, extra: 1 } as Voucher, sig, keys.publicKey), false);
+  });
+
+  it('rejects a wrong key and malformed signatures without throwing', () => {
+    const v = sample();
+    const sig = signVoucher(v, keys.privateKey);
+    assert.equal(verifyVoucherSignature(v, sig, generateAgentKeyPair().publicKey), false);
+    for (const bad of ['', 'x', `${sig}=`, sig.slice(1), `${sig.slice(0, -1)}B`, sig.replace(/.$/, '!'), `${'A'.repeat(86)}`]) {
+      assert.equal(verifyVoucherSignature(v, bad, keys.publicKey), false, bad);
+    }
+    assert.equal(verifyVoucherSignature(v, sig, new Uint8Array(31)), false);
+    assert.equal(verifyVoucherSignature(v, sig, new Uint8Array(32)), false);
+    assert.equal(verifyVoucherSignature(v, 42 as unknown as string, keys.publicKey), false);
+  });
+
+  it('encodes and decodes keys as base64url', () => {
+    const s = encodeKey(keys.publicKey);
+    assert.match(s, /^[A-Za-z0-9_-]{43}$/);
+    assert.deepEqual(decodePublicKey(s), keys.publicKey);
+    assert.equal(decodePublicKey(s.slice(1)), null);
+    assert.equal(decodePublicKey(`${s}=`), null);
+    assert.equal(decodePublicKey(s.replace(/^./, '+')), null);
+    assert.equal(decodePublicKey(encodeKey(new Uint8Array(33))), null);
+  });
+
+  it('makes random 32-byte nonces', () => {
+    const a = randomNonce();
+    assert.match(a, /^0x[0-9a-f]{64}$/);
+    assert.notEqual(a, randomNonce());
+    assert.equal(VoucherSchema.safeParse({ ...sample(), nonce: a }).success, true);
+  });
+
+  it('normalises ids and addresses to lowercase', () => {
+    const v = sample();
+    const upper = { ...v, merchantId: v.merchantId.toUpperCase(), payTo: '0x00000000000000000000000000000000000000AA' };
+    const parsed = VoucherSchema.parse(upper);
+    assert.equal(parsed.merchantId, v.merchantId);
+    assert.equal(parsed.payTo, v.payTo);
+    // The wire parser refuses it instead: the signature covers the bytes as sent.
+    const r = parseVoucher(upper);
+    assert.equal(r.ok, false);
+  });
+
+  it('rejects malformed vouchers', () => {
+    const cases: [string, Record<string, unknown>][] = [
+      ['version', { v: 2 }],
+      ['uuid', { voucherId: 'not-a-uuid' }],
+      ['payTo', { payTo: '0x1234' }],
+      ['asset', { asset: 'USDC' }],
+      ['amount zero', { amount: '0' }],
+      ['amount number', { amount: 1500000 }],
+      ['amount leading zero', { amount: '01' }],
+      ['network', { network: 'base-sepolia' }],
+      ['network leading zero', { network: 'eip155:084532' }],
+      ['resource empty', { resource: '' }],
+      ['resource long', { resource: 'x'.repeat(2049) }],
+      ['orderRef long', { orderRef: 'x'.repeat(129) }],
+      ['orderRef control char', { orderRef: 'a\nb' }],
+      ['nonce short', { nonce: '0x1234' }],
+      ['issuedAt negative', { issuedAt: -1 }],
+      ['issuedAt fraction', { issuedAt: 1.5 }],
+      ['expiresAt string', { expiresAt: '1700000300' }],
+      ['extra key', { extra: true }],
+    ];
+    for (const [name, patch] of cases) {
+      assert.equal(VoucherSchema.safeParse({ ...sample(), ...patch }).success, false, name);
+    }
+    const { nonce: _n, ...missing } = sample();
+    assert.equal(VoucherSchema.safeParse(missing).success, false, 'missing nonce');
+    assert.equal(VoucherSchema.safeParse({ ...sample(), resource: 'x'.repeat(2048), orderRef: 'x'.repeat(128) }).success, true);
+    const r = parseVoucher({ ...sample(), amount: '0' });
+    assert.ok(!r.ok && r.detail.startsWith('voucher.amount'));
+  });
+});

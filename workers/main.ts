@@ -1,0 +1,83 @@
+import { fileURLToPath } from 'node:url';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { getAddress } from 'viem';
+import { createActivities } from '../activities/index.js';
+import { makeChainClients } from '../src/chain/clients.js';
+import type { ChainContext } from '../src/chain/settlement.js';
+import { loadEnv, type Env } from '../src/config/env.js';
+import { createLogger } from '../src/observability/logger.js';
+import { connectStore } from '../src/store/mongo.js';
+import { connectTemporal } from '../src/temporal/client.js';
+import { BATCHER_WORKFLOW_ID } from '../workflows/definitions.js';
+
+function chainContext(env: Env): ChainContext {
+  if (!env.RPC_URL || !env.SETTLER_PRIVATE_KEY || !env.SETTLEMENT_CONTRACT_ADDRESS || !env.ASSET_ADDRESS) {
+    throw new Error('RPC_URL, SETTLER_PRIVATE_KEY, SETTLEMENT_CONTRACT_ADDRESS and ASSET_ADDRESS must be set (npm start sets them)');
+  }
+  const clients = makeChainClients({ rpcUrl: env.RPC_URL, chainId: env.CHAIN_ID, privateKey: env.SETTLER_PRIVATE_KEY as `0x${string}` });
+  if (!clients.walletClient || !clients.account) throw new Error('settler account missing');
+  return {
+    publicClient: clients.publicClient,
+    walletClient: clients.walletClient,
+    account: clients.account,
+    deployment: {
+      chainId: env.CHAIN_ID,
+      settlement: getAddress(env.SETTLEMENT_CONTRACT_ADDRESS),
+      asset: getAddress(env.ASSET_ADDRESS),
+      assetDecimals: 6,
+      assetName: 'USD Coin',
+      assetVersion: '2',
+      settler: clients.account.address,
+      deployBlock: env.DEPLOY_BLOCK,
+    },
+  };
+}
+
+async function main() {
+  const env = loadEnv();
+  const logger = createLogger(env.LOG_LEVEL, { service: 'worker' });
+  const store = await connectStore(env.MONGODB_URI ?? `mongodb://127.0.0.1:${env.MONGODB_PORT}/`, env.MONGODB_DB);
+  const temporal = await connectTemporal(env.TEMPORAL_ADDRESS, env.TEMPORAL_NAMESPACE);
+  const connection = await NativeConnection.connect({ address: env.TEMPORAL_ADDRESS });
+  const activities = createActivities({
+    store,
+    temporal,
+    taskQueue: env.TEMPORAL_TASK_QUEUE,
+    chain: chainContext(env),
+    settings: {
+      maxPayments: env.BATCH_MAX_PAYMENTS,
+      maxWaitMs: env.BATCH_MAX_WAIT_MS,
+      maxAttempts: env.BATCH_MAX_ATTEMPTS,
+      confirmations: env.CONFIRMATIONS,
+    },
+  });
+  const worker = await Worker.create({
+    connection,
+    namespace: env.TEMPORAL_NAMESPACE,
+    taskQueue: env.TEMPORAL_TASK_QUEUE,
+    workflowsPath: fileURLToPath(new URL('../workflows/index.js', import.meta.url)),
+    activities,
+    bundlerOptions: { ignoreModules: [] },
+  });
+
+  await temporal.workflow
+    .start('batcherWorkflow', { workflowId: BATCHER_WORKFLOW_ID, taskQueue: env.TEMPORAL_TASK_QUEUE, args: [{ queue: [] }], workflowIdConflictPolicy: 'USE_EXISTING' })
+    .catch((err: unknown) => logger.warn('batcher start deferred', { error: err }));
+
+  const stop = (signal: string) => {
+    logger.info('worker stopping', { signal });
+    worker.shutdown();
+  };
+  process.once('SIGINT', () => stop('SIGINT'));
+  process.once('SIGTERM', () => stop('SIGTERM'));
+
+  process.stdout.write('worker ready\n');
+  logger.info('worker ready', { taskQueue: env.TEMPORAL_TASK_QUEUE });
+  await worker.run();
+  await Promise.allSettled([store.close(), temporal.connection.close(), connection.close()]);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`worker failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,60 @@
+import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { PaymentState } from '../src/domain/payment.js';
+
+/** Names shared by workflows, activities and the API; importing this file pulls in no workflow code. */
+export const BATCHER_WORKFLOW_ID = 'settlement-batcher';
+
+export interface PaymentWorkflowInput {
+  paymentId: string;
+  merchantId: string;
+  borrowerId: string;
+  spendIntentId: string;
+  payTo: string;
+  amount: string;
+  asset: string;
+  network: string;
+  orderRef: string;
+  capturedAt: string;
+}
+
+export interface QueuedPayment {
+  paymentId: string;
+}
+
+export interface BatchSubmitted {
+  batchId: string;
+  transaction: string;
+}
+
+export interface BatchConfirmed {
+  batchId: string;
+  transaction: string;
+  blockNumber: string;
+  confirmedAt: string;
+}
+
+export interface BatchRequeued {
+  batchId: string;
+  reason: string;
+}
+
+export interface PaymentFailed {
+  batchId?: string;
+  reason: string;
+}
+
+export interface BatcherState {
+  queued: number;
+  inFlight: { batchId: string; payments: number; transaction?: string } | null;
+  batchesSettled: number;
+  paymentsSettled: number;
+}
+
+export const paymentStatusQuery = defineQuery<PaymentState>('status');
+export const batchSubmittedSignal = defineSignal<[BatchSubmitted]>('batchSubmitted');
+export const batchConfirmedSignal = defineSignal<[BatchConfirmed]>('batchConfirmed');
+export const batchRequeuedSignal = defineSignal<[BatchRequeued]>('batchRequeued');
+export const paymentFailedSignal = defineSignal<[PaymentFailed]>('paymentFailed');
+
+export const enqueuePaymentSignal = defineSignal<[QueuedPayment]>('enqueuePayment');
+export const batcherStateQuery = defineQuery<BatcherState>('state');

@@ -1,0 +1,2 @@
+export { paymentWorkflow } from './payment.js';
+export { batcherWorkflow } from './batcher.js';
