@@ -93,12 +93,23 @@ contract CreditSettlement {
         if (count == 0) revert EmptyBatch();
         batchSettled[batchId] = true;
 
+        // The per-payment loop is the hot path: emit PaymentSettled straight from calldata (the ABI decoder
+        // has already checked that entries lies within calldata) and sum with an overflow check.
         uint256 total;
-        for (uint256 i; i < count;) {
-            Entry calldata e = entries[i];
-            total += e.amount;
-            emit PaymentSettled(e.paymentId, e.borrowerId, e.merchantId, e.amount);
-            unchecked { ++i; }
+        bytes32 topic = PaymentSettled.selector;
+        assembly ("memory-safe") {
+            for { let p := entries.offset let end := add(p, mul(count, 0x80)) } lt(p, end) { p := add(p, 0x80) } {
+                let amount := calldataload(add(p, 0x60))
+                let sum := add(total, amount)
+                if lt(sum, total) {
+                    mstore(0, shl(224, 0x4e487b71)) // Panic(0x11), as checked arithmetic would
+                    mstore(4, 0x11)
+                    revert(0, 0x24)
+                }
+                total := sum
+                mstore(0, amount)
+                log4(0, 0x20, topic, calldataload(p), calldataload(add(p, 0x20)), calldataload(add(p, 0x40)))
+            }
         }
 
         uint256 paid;

@@ -163,11 +163,12 @@ export type ConfirmationResult =
   | { status: 'reverted'; txHash: Hash; blockNumber: bigint }
   | { status: 'dropped' };
 
+/** Plain JSON (no bigint), so it can go straight into a Temporal heartbeat. */
 export interface ConfirmationProgress {
   txHash: Hash;
   state: 'pending' | 'missing' | 'mined';
   confirmations: number;
-  head: bigint;
+  head: number;
 }
 
 export interface AwaitConfirmationOptions {
@@ -213,11 +214,11 @@ export async function awaitBatchConfirmation(ctx: ChainReadContext, opts: AwaitC
         missingSince ??= Date.now();
         if (Date.now() - missingSince >= dropAfterMs) return { status: 'dropped' };
       }
-      progress = { txHash, state: pending ? 'pending' : 'missing', confirmations: 0, head };
+      progress = { txHash, state: pending ? 'pending' : 'missing', confirmations: 0, head: Number(head) };
     } else {
       missingSince = undefined;
       const depth = head - receipt.blockNumber + 1n;
-      progress = { txHash, state: 'mined', confirmations: Number(depth > 0n ? depth : 0n), head };
+      progress = { txHash, state: 'mined', confirmations: Number(depth > 0n ? depth : 0n), head: Number(head) };
       const block = await blockOrNull(ctx, receipt.blockNumber);
       if (block !== null && block.hash === receipt.blockHash) {
         if (receipt.status === 'reverted') {

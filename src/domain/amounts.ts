@@ -3,11 +3,11 @@ import { z } from 'zod';
 /** Amounts are capped so they stay exact as JS numbers where the store needs arithmetic. */
 export const MAX_AMOUNT = 2n ** 53n - 1n;
 
-/** Positive integer of base units as a plain decimal string: no sign, leading zero, point or exponent. */
 const AMOUNT_RE = /^[1-9][0-9]{0,15}$/;
 
 // One refinement, not regex + refine: zod 4 runs later checks even after a failed regex,
 // and BigInt() throws on anything that is not an integer literal.
+/** Positive integer of base units as a plain decimal string: no sign, leading zero, point or exponent. */
 export const AmountString = z.string().superRefine((s, ctx) => {
   if (!AMOUNT_RE.test(s)) {
     ctx.addIssue({ code: 'custom', message: 'must be a positive integer of base units as a decimal string' });

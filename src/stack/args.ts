@@ -40,7 +40,7 @@ export function mongodArgs(o: { port: number; dbPath: string }): string[] {
 }
 
 export function ferretdbArgs(o: { port: number; dataDir: string }): string[] {
-  return ['-listen', `${LOCALHOST}:${o.port}`, '-data-dir', o.dataDir, '-log-level', 'warn'];
+  return ['-listen', `${LOCALHOST}:${o.port}`, '-data-dir', o.dataDir, '-log-level', 'error'];
 }
 
 export function localMongoUri(port: number): string {

@@ -61,7 +61,7 @@ export async function withFileLock<T>(
       onWait?.(holderOf(lockPath), Date.now() - started);
       lastNotice = Date.now();
     }
-    await new Promise((r) => setTimeout(r, 1000));
+    await new Promise((r) => setTimeout(r, 250));
   }
   const release = () => {
     try {

@@ -123,7 +123,7 @@ export class ManagedProcess {
       }, timeoutMs);
       const onAbort = () => {
         cleanup();
-        reject(new Error('aborted'));
+        reject(abortError(signal!));
       };
       signal?.addEventListener('abort', onAbort, { once: true });
       void this.exited.then((info) => {
@@ -205,6 +205,10 @@ function exitError(p: ManagedProcess, info: ExitInfo): Error {
   return new Error(`${p.name} exited with ${describeExit(info)}${where}${tail ? `\n${tail}` : ''}`);
 }
 
+export function abortError(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new Error('aborted');
+}
+
 export interface WaitOptions {
   what: string;
   timeoutMs: number;
@@ -218,7 +222,7 @@ export async function waitUntil(probe: () => Promise<boolean>, opts: WaitOptions
   const deadline = Date.now() + opts.timeoutMs;
   let lastError: unknown;
   for (;;) {
-    if (opts.signal?.aborted) throw new Error('aborted');
+    if (opts.signal?.aborted) throw abortError(opts.signal);
     const status = opts.proc?.exitStatus;
     if (status) throw exitError(opts.proc!, status);
     try {

@@ -12,7 +12,7 @@ describe('settlement: crashes lose and duplicate nothing', function () {
 
   async function settledEventsFor(paymentIds: string[]) {
     const logs = await w.publicClient.getLogs({ address: w.settlement, event: paymentSettledEvent, fromBlock: 0n, toBlock: 'latest' });
-    const wanted = new Set(paymentIds.map(uuidToBytes32));
+    const wanted = new Set<string>(paymentIds.map((id) => uuidToBytes32(id)));
     return logs.filter((l) => wanted.has(l.args.paymentId as string));
   }
 

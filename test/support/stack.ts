@@ -1,0 +1,91 @@
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from '../../src/stack/processes.js';
+import { startStack, type StackHandle } from '../../src/stack/stack.js';
+
+export type { StackHandle } from '../../src/stack/stack.js';
+
+/** Settings a developer's shell may hold that must never leak into a test run. */
+const SCRUBBED = [
+  'MONGODB_URI', 'RPC_URL', 'SETTLEMENT_CONTRACT_ADDRESS', 'ASSET_ADDRESS', 'DEPLOY_BLOCK', 'SETTLER_PRIVATE_KEY', 'SETTLER_ADDRESS',
+  'MERCHANT_JWT_ISSUER', 'MERCHANT_JWT_JWKS_URL', 'MERCHANT_JWT_PUBLIC_JWK', 'PUBLIC_ORIGIN', 'TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE',
+];
+
+let dataDir: string | undefined;
+let pending: Promise<StackHandle> | undefined;
+
+async function testSource(dir: string): Promise<NodeJS.ProcessEnv> {
+  const source: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of SCRUBBED) delete source[name];
+  const external = process.env.TEST_MONGODB_URI;
+  return {
+    ...source,
+    NODE_ENV: 'test',
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
+    DATA_DIR: dir,
+    API_HOST: '127.0.0.1',
+    API_PORT: String(await freePort()),
+    TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}`,
+    MONGODB_PORT: String(await freePort()),
+    ANVIL_PORT: String(await freePort()),
+    CHAIN_ID: '84532',
+    BATCH_MAX_WAIT_MS: '1000',
+    CONFIRMATIONS: '1',
+    ...(external ? { MONGODB_URI: external, MONGODB_DB: `cf_test_${process.pid}_${Date.now()}` } : {}),
+  };
+}
+
+/** The whole stack, started once per test run on first use (a unit-only run never starts it). */
+export function getStack(): Promise<StackHandle> {
+  pending ??= (async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'cf-test-'));
+    const dir = dataDir;
+    try {
+      return await startStack({
+        source: await testSource(dir),
+        quiet: true,
+        headless: true,
+        log: (m) => appendFileSync(join(dir, 'stack.log'), `${new Date().toISOString()} ${m}\n`),
+      });
+    } catch (err) {
+      process.stderr.write(`\nthe test stack failed to start: ${err instanceof Error ? err.message : String(err)}\n${logTails()}\n`);
+      throw err;
+    }
+  })();
+  return pending;
+}
+
+export function stackStarted(): boolean {
+  return pending !== undefined;
+}
+
+/** The last lines of every log the stack wrote, for a failed run. */
+export function logTails(lines = 40): string {
+  if (!dataDir) return '';
+  const files = [join(dataDir, 'stack.log')];
+  const logs = join(dataDir, 'logs');
+  if (existsSync(logs)) for (const f of readdirSync(logs).sort()) files.push(join(logs, f));
+  return files
+    .filter((f) => existsSync(f))
+    .map((f) => {
+      const tail = readFileSync(f, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+      return `----- ${f} (last ${lines} lines) -----\n${tail}`;
+    })
+    .join('\n');
+}
+
+export async function stopStack(): Promise<void> {
+  if (!pending) return;
+  const running = pending;
+  pending = undefined;
+  try {
+    await (await running.catch(() => undefined))?.stop();
+  } finally {
+    if (dataDir) {
+      if (process.env.TEST_KEEP_DATA === '1') process.stderr.write(`test stack data kept in ${dataDir}\n`);
+      else rmSync(dataDir, { recursive: true, force: true });
+    }
+    dataDir = undefined;
+  }
+}

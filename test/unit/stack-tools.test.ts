@@ -1,0 +1,135 @@
+import assert from 'node:assert/strict';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { anvilArgs, ferretdbArgs, mongodArgs, parseHostPort, redactUri, temporalArgs } from '../../src/stack/args.js';
+import { goCommand } from '../../src/stack/gobuild.js';
+import { withFileLock } from '../../src/stack/lock.js';
+import { freePort, spawnManaged, waitForPort } from '../../src/stack/processes.js';
+import { formatBox } from '../../src/stack/summary.js';
+import { anvilPlatformPackage, ferretdbLauncherPath, ferretdbSourceHash, resolveAnvil } from '../../src/stack/tools.js';
+import { findOnPath } from '../../src/stack/which.js';
+
+describe('stack tools', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'cf-stack-unit-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('names the FerretDB launcher by a hash of its sources', () => {
+    for (const f of ['go.mod', 'go.sum', 'main.go']) writeFileSync(join(dir, f), `${f} v1`);
+    const first = ferretdbSourceHash(dir);
+    assert.match(first, /^[0-9a-f]{16}$/);
+    assert.equal(ferretdbSourceHash(dir), first);
+    writeFileSync(join(dir, 'main.go'), 'main.go v2');
+    assert.notEqual(ferretdbSourceHash(dir), first);
+    assert.equal(ferretdbLauncherPath(first, '/cache'), `/cache/bin/ferretdb-launcher-${first}`);
+    assert.match(ferretdbSourceHash(), /^[0-9a-f]{16}$/);
+  });
+
+  it('builds into a temp dir, never straight to the final path', () => {
+    const install = goCommand({ label: 't', output: '/c/bin/temporal', target: { kind: 'install', pkg: 'github.com/temporalio/cli/cmd/temporal@v1.5.1' }, expectation: '' }, '/c/bin/.build-1');
+    assert.deepEqual(install.args, ['install', 'github.com/temporalio/cli/cmd/temporal@v1.5.1']);
+    assert.equal(install.env.GOBIN, '/c/bin/.build-1');
+    assert.equal(install.produced, '/c/bin/.build-1/temporal');
+    const build = goCommand({ label: 'f', output: '/c/bin/ferretdb-launcher-ab', target: { kind: 'build', dir: '/src/ferretdb' }, expectation: '' }, '/c/bin/.build-2', true);
+    assert.deepEqual(build.args, ['build', '-o', '/c/bin/.build-2/ferretdb-launcher-ab', '.']);
+    assert.equal(build.cwd, '/src/ferretdb');
+    assert.match(build.env.GOFLAGS ?? '', /-mod=mod$/);
+  });
+
+  it('maps node platforms to the anvil packages and finds anvil', () => {
+    assert.equal(anvilPlatformPackage('linux', 'x64'), '@foundry-rs/anvil-linux-amd64');
+    assert.equal(anvilPlatformPackage('darwin', 'arm64'), '@foundry-rs/anvil-darwin-arm64');
+    assert.equal(anvilPlatformPackage('freebsd', 'x64'), undefined);
+    assert.ok(existsSync(resolveAnvil()));
+  });
+
+  it('finds executables on PATH only', () => {
+    const exe = join(dir, 'tool');
+    writeFileSync(exe, '#!/bin/sh\n');
+    writeFileSync(join(dir, 'plain'), '');
+    chmodSync(exe, 0o755);
+    assert.equal(findOnPath('tool', `/nonexistent:${dir}`), exe);
+    assert.equal(findOnPath('plain', dir), undefined);
+  });
+
+  it('builds the child argument lists, bound to 127.0.0.1', () => {
+    const t = temporalArgs({ port: 7233, uiPort: 8233, headless: false, dbFile: '/d/temporal.db', namespace: 'default' });
+    assert.deepEqual(t.slice(0, 6), ['server', 'start-dev', '--ip', '127.0.0.1', '--port', '7233']);
+    assert.ok(t.includes('--ui-port') && !t.includes('--headless') && !t.includes('--namespace'));
+    for (const sa of ['MerchantId', 'BorrowerId', 'PaymentStatus', 'BatchId']) assert.ok(t.includes(`${sa}=Keyword`), sa);
+    const h = temporalArgs({ port: 1, uiPort: 2, headless: true, dbFile: 'x', namespace: 'ns' });
+    assert.ok(h.includes('--headless') && !h.includes('--ui-port'));
+    assert.deepEqual(h.slice(h.indexOf('--namespace'), h.indexOf('--namespace') + 2), ['--namespace', 'ns']);
+    const a = anvilArgs({ port: 8545, chainId: 84532, stateFile: '/d/s.json', stateIntervalSeconds: 5 });
+    assert.deepEqual(a.slice(0, 6), ['--host', '127.0.0.1', '--port', '8545', '--chain-id', '84532']);
+    assert.ok(a.includes('--state') && a.includes('--silent'));
+    assert.deepEqual(mongodArgs({ port: 1, dbPath: '/m' }).slice(0, 4), ['--dbpath', '/m', '--bind_ip', '127.0.0.1']);
+    assert.deepEqual(ferretdbArgs({ port: 27017, dataDir: '/f' }).slice(0, 4), ['-listen', '127.0.0.1:27017', '-data-dir', '/f']);
+  });
+
+  it('parses addresses and hides credentials', () => {
+    assert.deepEqual(parseHostPort('127.0.0.1:7233'), { host: '127.0.0.1', port: 7233 });
+    assert.deepEqual(parseHostPort('[::1]:7233'), { host: '::1', port: 7233 });
+    assert.throws(() => parseHostPort('localhost'));
+    assert.equal(redactUri('mongodb://user:pw@db.example:27017/x'), 'mongodb://***@db.example:27017/x');
+    assert.equal(redactUri('mongodb://127.0.0.1:27017/'), 'mongodb://127.0.0.1:27017/');
+  });
+
+  it('draws the summary box with aligned rows', () => {
+    const lines = formatBox('title', [['a', '1'], ['long label', 'value']]).split('\n');
+    assert.equal(new Set(lines.map((l) => l.length)).size, 1);
+    assert.ok(lines.some((l) => l.includes('long label  value')));
+  });
+
+  it('serialises holders of a lock file and takes over a dead holder', async () => {
+    const lock = join(dir, 'x.lock');
+    writeFileSync(lock, '999999999');
+    const order: string[] = [];
+    await Promise.all([
+      withFileLock(lock, async () => {
+        order.push('a+');
+        await new Promise((r) => setTimeout(r, 50));
+        order.push('a-');
+      }),
+      withFileLock(lock, async () => {
+        order.push('b+');
+        order.push('b-');
+      }),
+    ]);
+    assert.equal(order.join(','), 'a+,a-,b+,b-');
+    assert.equal(existsSync(lock), false);
+  });
+
+  it('supervises a child: readiness, log file, graceful stop', async () => {
+    const port = await freePort();
+    const logFile = join(dir, 'logs', 'echo.log');
+    const script = `require('net').createServer().listen(${port}, '127.0.0.1', () => console.log('up')); process.on('SIGTERM', () => { console.log('bye'); process.exit(0); });`;
+    const p = spawnManaged({ name: 'echo', command: process.execPath, args: ['-e', script], logFile });
+    let unexpected = false;
+    p.onUnexpectedExit(() => (unexpected = true));
+    await p.waitForLine('up', 10_000);
+    await waitForPort('127.0.0.1', port, { timeoutMs: 10_000, proc: p });
+    const exit = await p.stop(5_000);
+    assert.equal(exit.code, 0);
+    assert.equal(unexpected, false);
+    assert.match(readFileSync(logFile, 'utf8'), /up\nbye\n/);
+  });
+
+  it('reports an unexpected exit and SIGKILLs a child that ignores SIGTERM', async () => {
+    const dies = spawnManaged({ name: 'dies', command: process.execPath, args: ['-e', 'process.exit(3)'], logFile: join(dir, 'dies.log') });
+    const info = await new Promise((resolve) => dies.onUnexpectedExit(resolve));
+    assert.deepEqual(info, { code: 3, signal: null });
+    const stubborn = spawnManaged({
+      name: 'stubborn',
+      command: process.execPath,
+      args: ['-e', "process.on('SIGTERM', () => {}); console.log('ok'); setInterval(() => {}, 1000);"],
+      logFile: join(dir, 'stubborn.log'),
+    });
+    await stubborn.waitForLine('ok', 10_000);
+    const exit = await stubborn.stop(300);
+    assert.equal(exit.signal, 'SIGKILL');
+  });
+});
