@@ -21,13 +21,14 @@ import {
   type BatcherState,
 } from './definitions.js';
 
+// Short timeouts are what make a crashed worker's activities retry quickly on another worker.
 const acts = proxyActivities<SettlementActivities>({
-  startToCloseTimeout: '2 minutes',
+  startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '15 seconds', backoffCoefficient: 2 },
 });
 const confirmation = proxyActivities<SettlementActivities>({
   startToCloseTimeout: '15 minutes',
-  heartbeatTimeout: '30 seconds',
+  heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '15 seconds', backoffCoefficient: 2 },
 });
 

@@ -11,7 +11,7 @@ import {
 } from './definitions.js';
 
 const acts = proxyActivities<PaymentActivities>({
-  startToCloseTimeout: '30 seconds',
+  startToCloseTimeout: '10 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', backoffCoefficient: 2 },
 });
 

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { abortError } from './processes.js';
 import { findOnPath } from './which.js';
 
 export type GoTarget = { kind: 'install'; pkg: string } | { kind: 'build'; dir: string };
@@ -41,20 +42,25 @@ export function goToolchain(): string {
 
 const NEEDS_MOD_MOD = /missing go\.sum entry|updates to go\.mod needed|go: updates to go\.sum needed/;
 
-function runGo(go: string, cmd: GoCommand, logPath: string, label: string, log: (m: string) => void): Promise<number> {
+function runGo(go: string, cmd: GoCommand, logPath: string, label: string, log: (m: string) => void, signal?: AbortSignal): Promise<number> {
   const fd = openSync(logPath, 'a');
   const started = Date.now();
   const child = spawn(go, cmd.args, { cwd: cmd.cwd, env: { ...process.env, ...cmd.env }, stdio: ['ignore', fd, fd] });
   closeSync(fd);
   const ticker = setInterval(() => log(`  still building ${label} (${Math.round((Date.now() - started) / 1000)} s)`), 15_000);
-  return new Promise((resolve) => {
+  const onAbort = () => child.kill('SIGTERM');
+  signal?.addEventListener('abort', onAbort, { once: true });
+  return new Promise<number>((resolve) => {
     child.once('error', () => resolve(127));
     child.once('close', (code) => resolve(code ?? 1));
-  }).finally(() => clearInterval(ticker)) as Promise<number>;
+  }).finally(() => {
+    clearInterval(ticker);
+    signal?.removeEventListener('abort', onAbort);
+  });
 }
 
 /** Build with go into a temp dir and rename into place, so a killed build never leaves a half binary. */
-export async function goBuild(spec: GoBuildSpec, log: (m: string) => void): Promise<string> {
+export async function goBuild(spec: GoBuildSpec, log: (m: string) => void, signal?: AbortSignal): Promise<string> {
   const go = goToolchain();
   const binDir = dirname(spec.output);
   const logPath = join(dirname(binDir), 'logs', `${basename(spec.output)}.build.log`);
@@ -64,12 +70,13 @@ export async function goBuild(spec: GoBuildSpec, log: (m: string) => void): Prom
   const started = Date.now();
   try {
     let cmd = goCommand(spec, tmpDir);
-    let code = await runGo(go, cmd, logPath, spec.label, log);
+    let code = await runGo(go, cmd, logPath, spec.label, log, signal);
     if (code !== 0 && NEEDS_MOD_MOD.test(readFileSync(logPath, 'utf8'))) {
       log(`  retrying ${spec.label} with GOFLAGS=-mod=mod`);
       cmd = goCommand(spec, tmpDir, true);
-      code = await runGo(go, cmd, logPath, spec.label, log);
+      code = await runGo(go, cmd, logPath, spec.label, log, signal);
     }
+    if (signal?.aborted) throw abortError(signal);
     if (code !== 0 || !existsSync(cmd.produced)) {
       const tail = readFileSync(logPath, 'utf8').trimEnd().split('\n').slice(-30).join('\n');
       throw new Error(`building ${spec.label} failed (go ${cmd.args.join(' ')}, exit ${code}):\n${tail}`);

@@ -43,10 +43,10 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
   mkdirSync(dataDir, { recursive: true });
   const timeoutMs = opts.readyTimeoutMs ?? 120_000;
 
-  const temporalBin = await resolveTemporal({ cliPath: opts.temporal.cliPath, log });
+  const temporalBin = await resolveTemporal({ cliPath: opts.temporal.cliPath, log, signal: opts.signal });
   const mongod = opts.mongo.uri ? undefined : resolveMongod();
   const mongoKind: MongoKind = opts.mongo.uri ? 'external' : mongod ? 'mongod' : 'ferretdb';
-  const ferretdb = mongoKind === 'ferretdb' ? await resolveFerretdbLauncher({ log }) : undefined;
+  const ferretdb = mongoKind === 'ferretdb' ? await resolveFerretdbLauncher({ log, signal: opts.signal }) : undefined;
   const anvil = opts.chain.rpcUrl ? undefined : resolveAnvil();
 
   const headless = opts.temporal.headless ?? false;

@@ -45,10 +45,12 @@ export async function withFileLock<T>(
   lockPath: string,
   fn: () => Promise<T>,
   onWait?: (holderPid: number | undefined, waitedMs: number) => void,
+  signal?: AbortSignal,
 ): Promise<T> {
   const started = Date.now();
   let lastNotice: number | undefined;
   while (!tryAcquire(lockPath)) {
+    if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('aborted');
     if (isStale(lockPath)) {
       try {
         unlinkSync(lockPath);

@@ -11,6 +11,10 @@ export const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal@v1.5.
 export const FERRETDB_SOURCES = ['go.mod', 'go.sum', 'main.go'] as const;
 
 type Log = (message: string) => void;
+interface BuildContext {
+  log: Log;
+  signal?: AbortSignal | undefined;
+}
 
 export function toolsBinDir(cacheDir: string = toolsCacheDir()): string {
   return join(cacheDir, 'bin');
@@ -61,18 +65,19 @@ export function resolveMongod(): string | undefined {
   return findOnPath('mongod');
 }
 
-async function cachedOrBuilt(output: string, build: () => Promise<string>, log: Log): Promise<string> {
+async function cachedOrBuilt(output: string, build: () => Promise<string>, ctx: BuildContext): Promise<string> {
   if (isExecutable(output)) return output;
   mkdirSync(dirname(output), { recursive: true });
   return withFileLock(
     `${output}.lock`,
     async () => (isExecutable(output) ? output : build()),
-    (pid, waited) => log(`waiting for another build of ${output} (pid ${pid ?? '?'}, ${Math.round(waited / 1000)} s)`),
+    (pid, waited) => ctx.log(`waiting for another build of ${output} (pid ${pid ?? '?'}, ${Math.round(waited / 1000)} s)`),
+    ctx.signal,
   );
 }
 
 /** $TEMPORAL_CLI_PATH, then temporal on PATH, then the tools cache, else build it with go install. */
-export async function resolveTemporal(opts: { cliPath?: string | undefined; log: Log }): Promise<string> {
+export async function resolveTemporal(opts: BuildContext & { cliPath?: string | undefined }): Promise<string> {
   if (opts.cliPath) {
     if (!isExecutable(opts.cliPath)) throw new Error(`TEMPORAL_CLI_PATH=${opts.cliPath} is not an executable file`);
     return opts.cliPath;
@@ -86,17 +91,18 @@ export async function resolveTemporal(opts: { cliPath?: string | undefined; log:
       goBuild(
         { label: 'the Temporal CLI v1.5.1', output, target: { kind: 'install', pkg: TEMPORAL_CLI_MODULE }, expectation: 'first run only, takes several minutes' },
         opts.log,
+        opts.signal,
       ),
-    opts.log,
+    opts,
   );
 }
 
-export async function resolveFerretdbLauncher(opts: { log: Log }): Promise<string> {
+export async function resolveFerretdbLauncher(opts: BuildContext): Promise<string> {
   const dir = ferretdbSourceDir();
   const output = ferretdbLauncherPath(ferretdbSourceHash(dir));
   return cachedOrBuilt(
     output,
-    () => goBuild({ label: 'the FerretDB launcher', output, target: { kind: 'build', dir }, expectation: 'first run only, takes a minute or more' }, opts.log),
-    opts.log,
+    () => goBuild({ label: 'the FerretDB launcher', output, target: { kind: 'build', dir }, expectation: 'first run only, takes a minute or more' }, opts.log, opts.signal),
+    opts,
   );
 }

@@ -96,7 +96,7 @@ export async function call(
   if (opts.idempotencyKey) headers['idempotency-key'] = opts.idempotencyKey;
   let body: string | undefined;
   if (opts.rawBody !== undefined) body = opts.rawBody;
-  else if (opts.body !== undefined) {
+  else if (opts.body !== undefined && method !== 'GET' && method !== 'HEAD') {
     body = JSON.stringify(opts.body);
     headers['content-type'] ??= 'application/json';
   }

@@ -45,7 +45,13 @@ describe('settlement: crashes lose and duplicate nothing', function () {
       assert.equal(events.length, ids.length, 'one PaymentSettled per payment, no more');
       const balance = await w.publicClient.readContract({ address: w.asset, abi: [erc20BalanceOf], functionName: 'balanceOf', args: [m.payoutAddress] });
       assert.equal(balance, amounts.reduce((s, a) => s + BigInt(a), 0n));
-      assert.equal(await w.store.c.payments.countDocuments({ _id: { $in: ids }, status: 'CONFIRMED' }), ids.length);
+      // The store's projection trails the workflow by one activity; it must catch up, not stay behind.
+      const deadline = Date.now() + 15_000;
+      let projected = 0;
+      while ((projected = await w.store.c.payments.countDocuments({ _id: { $in: ids }, status: 'CONFIRMED' })) < ids.length && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.equal(projected, ids.length);
     });
   }
 });
