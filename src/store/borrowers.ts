@@ -35,28 +35,25 @@ export async function holdCredit(c: Collections, borrowerId: string, holdId: str
   return b.holds[holdId] !== undefined ? 'already_held' : 'insufficient_credit';
 }
 
-/** Gives a hold's credit back (payment failed, intent expired). Idempotent. */
-export async function releaseHold(c: Collections, borrowerId: string, holdId: string): Promise<boolean> {
+/** Closes a hold: its credit goes back to `available`, or into booked `debt`. Idempotent. */
+async function closeHold(c: Collections, borrowerId: string, holdId: string, into: 'available' | 'debt'): Promise<boolean> {
   const b = await findBorrower(c, borrowerId);
   const amount = b?.holds[holdId];
   if (amount === undefined) return false;
   const field = `holds.${holdId}`;
   const r = await c.borrowers.updateOne(
     { _id: borrowerId, [field]: amount },
-    { $inc: { available: amount }, $unset: { [field]: '' }, $set: { updatedAt: new Date() } },
+    { $inc: { [into]: amount }, $unset: { [field]: '' }, $set: { updatedAt: new Date() } },
   );
   return r.modifiedCount === 1;
 }
 
-/** Turns a hold into booked debt once its payment is CONFIRMED on chain. Idempotent. */
-export async function convertHoldToDebt(c: Collections, borrowerId: string, holdId: string): Promise<boolean> {
-  const b = await findBorrower(c, borrowerId);
-  const amount = b?.holds[holdId];
-  if (amount === undefined) return false;
-  const field = `holds.${holdId}`;
-  const r = await c.borrowers.updateOne(
-    { _id: borrowerId, [field]: amount },
-    { $inc: { debt: amount }, $unset: { [field]: '' }, $set: { updatedAt: new Date() } },
-  );
-  return r.modifiedCount === 1;
+/** Gives a hold's credit back (payment failed, intent expired). */
+export function releaseHold(c: Collections, borrowerId: string, holdId: string): Promise<boolean> {
+  return closeHold(c, borrowerId, holdId, 'available');
+}
+
+/** Turns a hold into booked debt once its payment is CONFIRMED on chain. */
+export function convertHoldToDebt(c: Collections, borrowerId: string, holdId: string): Promise<boolean> {
+  return closeHold(c, borrowerId, holdId, 'debt');
 }
