@@ -36,6 +36,9 @@ async function main() {
   };
   for (const k of ['MONGODB_URI', 'RPC_URL', 'SETTLEMENT_CONTRACT_ADDRESS', 'ASSET_ADDRESS', 'SETTLER_PRIVATE_KEY']) delete (source as Record<string, unknown>)[k];
   const stack = await startStack({ source, quiet: true, headless: true });
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(sig, () => void stack.stop().finally(() => process.exit(130)));
+  }
   const env = loadEnv({ ...source, ...stack.env });
   const store = await connectStore(stack.env.MONGODB_URI as string, env.MONGODB_DB);
   const cli = { env, store, dataDir: dir };
