@@ -1,18 +1,11 @@
 import type { PaymentRequirements } from './envelope.js';
 import { randomNonce, signVoucher, type Voucher } from './voucher.js';
 import { newId } from './ids.js';
+import type { PaymentTerms } from './payment-terms.js';
 
-export interface VoucherTerms {
+export interface VoucherTerms extends PaymentTerms {
   spendIntentId: string;
-  borrowerId: string;
-  operationalAgentId: string;
-  merchantId: string;
-  payTo: string;
-  amount: string;
-  asset: string;
-  network: string;
   resource: string;
-  orderRef: string;
   issuedAt: number;
   expiresAt: number;
 }

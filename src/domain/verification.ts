@@ -1,6 +1,7 @@
 import type { InvalidReason } from './invalid-reasons.js';
 import { parsePaymentRequirements, type PaymentRequirements } from './envelope.js';
 import { decodePublicKey, parseVoucher, verifyVoucherSignature, type Voucher } from './voucher.js';
+import type { PaymentTerms } from './payment-terms.js';
 
 export interface AgentKeyRecord {
   keyId: string;
@@ -15,16 +16,8 @@ export interface BorrowerRecord {
   status: string /* 'ACTIVE' when it may spend */;
 }
 
-export interface SpendIntentRecord {
+export interface SpendIntentRecord extends PaymentTerms {
   spendIntentId: string;
-  borrowerId: string;
-  operationalAgentId: string;
-  merchantId: string;
-  payTo: string;
-  amount: string;
-  asset: string;
-  network: string;
-  orderRef: string;
   status: 'RESERVED' | 'CONSUMED' | 'RELEASED' | 'EXPIRED';
   expiresAt: number;
   consumedByVoucherId?: string;

@@ -36,12 +36,13 @@ export async function capturePayment(deps: AppDeps, req: CaptureRequest): Promis
   const now = new Date(deps.nowMs());
   const keyId = idempotencyId(req.merchantId, req.idempotencyKey);
   const retentionMs = deps.env.IDEMPOTENCY_RETENTION_HOURS * 3600_000;
+  const bodyFingerprint = fingerprint(req.body);
   const claim = await claimIdempotencyKey(
     c,
-    { _id: keyId, merchantId: req.merchantId, fingerprint: fingerprint(req.body), paymentId: newId(), createdAt: now, expiresAt: new Date(now.getTime() + retentionMs) },
+    { _id: keyId, merchantId: req.merchantId, fingerprint: bodyFingerprint, paymentId: newId(), createdAt: now, expiresAt: new Date(now.getTime() + retentionMs) },
     now,
   );
-  if (claim.kind === 'existing' && claim.doc.fingerprint !== fingerprint(req.body)) throw ApiError.idempotencyKeyConflict();
+  if (claim.kind === 'existing' && claim.doc.fingerprint !== bodyFingerprint) throw ApiError.idempotencyKeyConflict();
   const paymentId = claim.doc.paymentId;
   const replayed = claim.kind === 'existing';
 

@@ -4,16 +4,9 @@ import type { SpendIntentDoc } from '../store/documents.js';
 import type { Collections } from '../store/collections.js';
 import { holdCredit } from '../store/borrowers.js';
 import { insertSpendIntent } from '../store/spend-intents.js';
+import type { PaymentTerms } from '../domain/payment-terms.js';
 
-export interface SpendIntentRequest {
-  borrowerId: string;
-  operationalAgentId: string;
-  merchantId: string;
-  payTo: string;
-  amount: string;
-  asset: string;
-  network: string;
-  orderRef: string;
+export interface SpendIntentRequest extends PaymentTerms {
   resource: string;
   idempotencyKey: string;
   expiresAt: number;

@@ -1,4 +1,5 @@
 import type { PaymentStatus } from '../domain/payment.js';
+import type { PaymentTerms } from '../domain/payment-terms.js';
 
 export interface MerchantDoc {
   _id: string;
@@ -47,16 +48,8 @@ export interface AgentKeyDoc {
   revokedAt: Date | null;
 }
 
-export interface SpendIntentDoc {
+export interface SpendIntentDoc extends PaymentTerms {
   _id: string;
-  borrowerId: string;
-  operationalAgentId: string;
-  merchantId: string;
-  payTo: string;
-  amount: string;
-  asset: string;
-  network: string;
-  orderRef: string;
   resource: string;
   status: 'RESERVED' | 'CONSUMED' | 'RELEASED' | 'EXPIRED';
   idempotencyKey: string;

@@ -5,25 +5,10 @@ import { evaluateVoucher, type VerificationContext, type VerificationInput } fro
 import { encodeKey, generateAgentKeyPair, signVoucher, type Voucher } from '../../src/domain/voucher.js';
 import { AmountString } from '../../src/domain/amounts.js';
 import { INVALID_REASONS } from '../../src/domain/invalid-reasons.js';
+import { sampleVoucher } from '../helpers/sample-voucher.js';
 
 const keys = generateAgentKeyPair();
-const base: Voucher = {
-  v: 1,
-  voucherId: '11111111-1111-4111-8111-111111111111',
-  spendIntentId: '22222222-2222-4222-8222-222222222222',
-  borrowerId: '33333333-3333-4333-8333-333333333333',
-  operationalAgentId: '44444444-4444-4444-8444-444444444444',
-  merchantId: '55555555-5555-4555-8555-555555555555',
-  payTo: '0x00000000000000000000000000000000000000aa',
-  amount: '1500000',
-  asset: '0x00000000000000000000000000000000000000bb',
-  network: 'eip155:84532',
-  resource: 'https://merchant.example/r',
-  orderRef: 'order-1',
-  nonce: `0x${'ab'.repeat(32)}`,
-  issuedAt: 1_700_000_000,
-  expiresAt: 1_700_000_300,
-};
+const base: Voucher = sampleVoucher();
 const validEnvelope = {
   x402Version: 2,
   accepted: { scheme: 'credit', network: base.network, asset: base.asset, amount: base.amount, payTo: base.payTo, maxTimeoutSeconds: 60 },

@@ -8,6 +8,7 @@ import {
 } from '../../src/domain/verification.js';
 import type { PaymentRequirements } from '../../src/domain/envelope.js';
 import { encodeKey, generateAgentKeyPair, signVoucher, type Voucher } from '../../src/domain/voucher.js';
+import { sampleVoucher } from '../helpers/sample-voucher.js';
 
 const NOW = 1_700_000_100;
 const BORROWER = '33333333-3333-4333-8333-333333333333';
@@ -16,24 +17,7 @@ const MERCHANT = '55555555-5555-4555-8555-555555555555';
 const PAY_TO = '0x00000000000000000000000000000000000000aa';
 const ASSET = '0x00000000000000000000000000000000000000bb';
 
-const voucher = (patch: Partial<Voucher> = {}): Voucher => ({
-  v: 1,
-  voucherId: '11111111-1111-4111-8111-111111111111',
-  spendIntentId: '22222222-2222-4222-8222-222222222222',
-  borrowerId: BORROWER,
-  operationalAgentId: AGENT,
-  merchantId: MERCHANT,
-  payTo: PAY_TO,
-  amount: '1500000',
-  asset: ASSET,
-  network: 'eip155:84532',
-  resource: 'https://merchant.example/report/42',
-  orderRef: 'order-42',
-  nonce: `0x${'ab'.repeat(32)}`,
-  issuedAt: 1_700_000_000,
-  expiresAt: 1_700_000_300,
-  ...patch,
-});
+const voucher = (patch: Partial<Voucher> = {}): Voucher => sampleVoucher(patch);
 
 const requirements = (patch: Partial<PaymentRequirements> = {}): PaymentRequirements => ({
   scheme: 'credit',
