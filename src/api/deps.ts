@@ -15,6 +15,15 @@ export interface SettlementInfo {
   settler: string;
 }
 
+/** The authorization server's keys and cookie secrets, shared by every API process through the store. */
+export interface OAuthKeys {
+  /** Private signing JWKS for oidc-provider. */
+  privateJwks: { keys: Record<string, unknown>[] };
+  /** Public half, which the MCP endpoint verifies borrower tokens against. */
+  publicJwks: { keys: Record<string, unknown>[] };
+  cookieKeys: string[];
+}
+
 export interface AppDeps {
   env: Env;
   store: Store;
@@ -22,5 +31,6 @@ export interface AppDeps {
   verifyJwt: JwtVerifier;
   logger: Logger;
   settlement: SettlementInfo;
+  oauthKeys: OAuthKeys;
   nowMs(): number;
 }

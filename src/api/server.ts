@@ -7,6 +7,7 @@ import { connectStore } from '../store/mongo.js';
 import { connectTemporal } from '../temporal/client.js';
 import { createApp } from './app.js';
 import { loadSettlementInfo } from './settlement-info.js';
+import { loadOrCreateOAuthKeys } from '../auth/oauth/keys.js';
 
 async function main() {
   const env = loadEnv();
@@ -20,7 +21,8 @@ async function main() {
     ...(env.MERCHANT_JWT_JWKS_URL ? { jwksUrl: env.MERCHANT_JWT_JWKS_URL } : {}),
     ...(env.MERCHANT_JWT_PUBLIC_JWK ? { publicJwk: JSON.parse(env.MERCHANT_JWT_PUBLIC_JWK) as JWK } : {}),
   });
-  const app = createApp({ env, store, temporal, verifyJwt, logger, settlement, nowMs: () => Date.now() });
+  const oauthKeys = await loadOrCreateOAuthKeys(store);
+  const app = createApp({ env, store, temporal, verifyJwt, logger, settlement, oauthKeys, nowMs: () => Date.now() });
   const server = createServer(app.callback());
   server.keepAliveTimeout = 65_000;
   server.requestTimeout = 30_000;

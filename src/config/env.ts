@@ -67,6 +67,19 @@ export const EnvSchema = z.object({
   /** A public JWK (JSON) for merchant user JWTs; the dev stack writes one under DATA_DIR when unset. */
   MERCHANT_JWT_PUBLIC_JWK: optionalString,
 
+  /** RFC 7591 dynamic client registration (loopback redirect URIs and OAUTH_DCR_ALLOWED_HOSTS only). */
+  OAUTH_DCR_ENABLED: boolFromEnv(true),
+  /** Comma-separated host names of named agent hosts whose https redirect URIs DCR accepts. */
+  OAUTH_DCR_ALLOWED_HOSTS: z.string().default(''),
+  BORROWER_TOKEN_TTL_SECONDS: intFromEnv(900, 60),
+  REFRESH_TOKEN_TTL_SECONDS: intFromEnv(30 * 24 * 3600, 300),
+  /** Credit line offered to a borrower on accept_credit_facility, in asset base units (1000 USDC). */
+  DEFAULT_CREDIT_LIMIT: z.string().regex(/^[1-9][0-9]{0,15}$/).default('1000000000'),
+  /** How long a prepared spend intent holds its credit before it expires unused. */
+  SPEND_INTENT_TTL_SECONDS: intFromEnv(600, 10),
+  /** How long a signing link stays open for the borrower's wallet. */
+  SIGNING_REQUEST_TTL_SECONDS: intFromEnv(900, 30),
+
   DEV_TOOLS: boolFromEnv(true),
 });
 
@@ -93,6 +106,16 @@ export function baseUrl(env: Env): string {
 
 export function mcpUrl(env: Env): string {
   return `${publicOrigin(env)}/mcp`;
+}
+
+/** The OAuth 2.1 authorization server's issuer (RFC 8414 metadata lives under it). */
+export function oauthIssuer(env: Env): string {
+  return `${publicOrigin(env)}/oauth`;
+}
+
+/** Host names DCR accepts for non-loopback redirect URIs. */
+export function dcrAllowedHosts(env: Env): string[] {
+  return env.OAUTH_DCR_ALLOWED_HOSTS.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean);
 }
 
 export function networkId(env: Env): string {

@@ -1,3 +1,4 @@
+import { isDuplicateKey } from './mongo.js';
 import type { Collections } from './collections.js';
 import type { AgentKeyDoc, BorrowerDoc } from './documents.js';
 
@@ -56,4 +57,39 @@ export function releaseHold(c: Collections, borrowerId: string, holdId: string):
 /** Turns a hold into booked debt once its payment is CONFIRMED on chain. */
 export function convertHoldToDebt(c: Collections, borrowerId: string, holdId: string): Promise<boolean> {
   return closeHold(c, borrowerId, holdId, 'debt');
+}
+
+/**
+ * The borrower a wallet signs in as, created on first sign-in (stage SIGNED_IN, no credit yet).
+ * The wallets collection's unique _id makes two concurrent first sign-ins end with one borrower.
+ */
+export async function findOrCreateBorrowerByWallet(c: Collections, wallet: string, newBorrowerId: string, now: Date): Promise<BorrowerDoc> {
+  const address = wallet.toLowerCase();
+  const existing = await c.wallets.findOne({ _id: address });
+  if (existing) {
+    const b = await findBorrower(c, existing.borrowerId);
+    if (b) return b;
+  }
+  try {
+    await c.wallets.insertOne({ _id: address, borrowerId: newBorrowerId, createdAt: now });
+  } catch (err) {
+    if (!isDuplicateKey(err)) throw err;
+  }
+  const owner = await c.wallets.findOne({ _id: address });
+  if (!owner) throw new Error('wallet registry lost a write');
+  const doc: BorrowerDoc = {
+    _id: owner.borrowerId,
+    status: 'ONBOARDING',
+    stage: 'SIGNED_IN',
+    walletAddress: address,
+    creditLimit: 0,
+    available: 0,
+    holds: {},
+    debt: 0,
+    createdAt: now,
+    updatedAt: now,
+  };
+  // Idempotent: a crash between the two inserts is healed by the next sign-in.
+  await c.borrowers.updateOne({ _id: doc._id }, { $setOnInsert: doc }, { upsert: true });
+  return (await findBorrower(c, doc._id)) as BorrowerDoc;
 }

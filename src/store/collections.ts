@@ -8,6 +8,13 @@ import type {
   PaymentDoc,
   RateLimitDoc,
   SpendIntentDoc,
+  OperationalAgentDoc,
+  SigningRequestDoc,
+  HandleDoc,
+  ToolIdempotencyDoc,
+  AgentSpendDayDoc,
+  RepaymentDoc,
+  WalletDoc,
 } from './documents.js';
 
 export interface Collections {
@@ -19,6 +26,13 @@ export interface Collections {
   payments: Collection<PaymentDoc>;
   idempotency: Collection<IdempotencyDoc>;
   rateLimits: Collection<RateLimitDoc>;
+  operationalAgents: Collection<OperationalAgentDoc>;
+  signingRequests: Collection<SigningRequestDoc>;
+  handles: Collection<HandleDoc>;
+  toolIdempotency: Collection<ToolIdempotencyDoc>;
+  agentSpendDays: Collection<AgentSpendDayDoc>;
+  repayments: Collection<RepaymentDoc>;
+  wallets: Collection<WalletDoc>;
 }
 
 export function collections(db: Db): Collections {
@@ -31,6 +45,13 @@ export function collections(db: Db): Collections {
     payments: db.collection<PaymentDoc>('payments'),
     idempotency: db.collection<IdempotencyDoc>('idempotency_keys'),
     rateLimits: db.collection<RateLimitDoc>('rate_limits'),
+    operationalAgents: db.collection<OperationalAgentDoc>('operational_agents'),
+    signingRequests: db.collection<SigningRequestDoc>('signing_requests'),
+    handles: db.collection<HandleDoc>('handles'),
+    toolIdempotency: db.collection<ToolIdempotencyDoc>('tool_idempotency'),
+    agentSpendDays: db.collection<AgentSpendDayDoc>('agent_spend_days'),
+    repayments: db.collection<RepaymentDoc>('repayments'),
+    wallets: db.collection<WalletDoc>('wallets'),
   };
 }
 
@@ -45,5 +66,9 @@ export async function ensureIndexes(c: Collections): Promise<void> {
     c.payments.createIndex({ status: 1, updatedAt: 1 }),
     c.payments.createIndex({ settlementBatchId: 1 }),
     c.idempotency.createIndex({ expiresAt: 1 }),
+    c.operationalAgents.createIndex({ borrowerId: 1 }),
+    c.signingRequests.createIndex({ borrowerId: 1, createdAt: -1 }),
+    c.spendIntents.createIndex({ status: 1, expiresAt: 1 }),
+    c.repayments.createIndex({ borrowerId: 1 }),
   ]);
 }

@@ -1,5 +1,6 @@
 import type { PaymentStatus } from '../domain/payment.js';
 import type { PaymentTerms } from '../domain/payment-terms.js';
+import type { OnboardingStage } from '../domain/onboarding.js';
 
 export interface MerchantDoc {
   _id: string;
@@ -24,8 +25,12 @@ export interface ApiKeyDoc {
 
 export interface BorrowerDoc {
   _id: string;
+  /** 'ACTIVE' once onboarding reached ACTIVE (the only status that may spend), else 'ONBOARDING'. */
   status: string;
+  /** Mirror of the onboarding workflow's stage; the workflow is the source of truth. */
+  stage?: OnboardingStage;
   handle?: string;
+  /** Lowercase 0x address proven at sign-in; the wallets collection keeps it unique. */
   walletAddress?: string;
   creditLimit: number;
   /** creditLimit minus held and owed credit; only ever changed by conditional $inc. */
@@ -46,13 +51,105 @@ export interface AgentKeyDoc {
   status: 'active' | 'revoked';
   createdAt: Date;
   revokedAt: Date | null;
+  /** The borrower's EIP-712 AgentGrant for this key; absent only for dev-seeded keys. */
+  grant?: AgentGrant;
+}
+
+export interface AgentGrant {
+  perPaymentLimit: string;
+  dailyLimit: string;
+  /** Unix seconds. */
+  expiresAt: number;
+  nonce: string;
+  signature: string;
+  signingRequestId: string;
+}
+
+/** One terminal (agent host install) acting for a borrower; register_borrower creates one per idempotency key. */
+export interface OperationalAgentDoc {
+  _id: string;
+  borrowerId: string;
+  clientId: string;
+  label?: string;
+  createdAt: Date;
+}
+
+export type SigningKind = 'facility_acceptance' | 'agent_grant' | 'repayment';
+
+/** A typed-data signature the borrower is asked to make on our signing page. */
+export interface SigningRequestDoc {
+  /** UUID v4; the signing link carries it, so it must stay unguessable. */
+  _id: string;
+  borrowerId: string;
+  kind: SigningKind;
+  /** JSON typed data (bigints as strings), exactly what the wallet signs. */
+  typedData: Record<string, unknown>;
+  /** Lowercase wallet that must sign. */
+  wallet: string;
+  status: 'PENDING' | 'SIGNED' | 'COMPLETED' | 'FAILED' | 'EXPIRED';
+  /** What to do once signed, e.g. the agent key to register or the repayment amount. */
+  action: Record<string, unknown>;
+  signature?: string;
+  result?: Record<string, unknown>;
+  failureReason?: string;
+  expiresAt: Date;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** Unique handle registry: _id is the normalised handle. */
+export interface HandleDoc {
+  _id: string;
+  borrowerId: string;
+  claimedAt: Date;
+}
+
+/** Idempotency of agent tool writes: per borrower, per key. */
+export interface ToolIdempotencyDoc {
+  /** `${borrowerId}:${idempotencyKey}` */
+  _id: string;
+  borrowerId: string;
+  tool: string;
+  fingerprint: string;
+  /** What the first call created (signing request, spend intent, repayment, terminal...). */
+  ref?: Record<string, unknown>;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+/** Daily spend of one agent key, for the grant's daily limit; only changed by conditional $inc. */
+export interface AgentSpendDayDoc {
+  /** `${agentKeyId}:${yyyy-mm-dd}` (UTC) */
+  _id: string;
+  agentKeyId: string;
+  spent: number;
+}
+
+export interface RepaymentDoc {
+  _id: string;
+  borrowerId: string;
+  amount: string;
+  from: string;
+  nonce: string;
+  signingRequestId: string;
+  status: 'AWAITING_SIGNATURE' | 'SUBMITTED' | 'CONFIRMED' | 'FAILED';
+  transaction?: string;
+  blockNumber?: string;
+  failureReason?: string;
+  createdAt: Date;
+  updatedAt: Date;
 }
 
 export interface SpendIntentDoc extends PaymentTerms {
   _id: string;
   resource: string;
   status: 'RESERVED' | 'CONSUMED' | 'RELEASED' | 'EXPIRED';
+  /** One per orderRef: the Idempotency-Key the agent sends with PAYMENT-SIGNATURE for the merchant's capture. */
   idempotencyKey: string;
+  /** The agent key whose grant limits were charged (daily spend), when prepared through MCP. */
+  agentKeyId?: string;
+  /** The unsigned voucher returned to the agent, so a retry for the same orderRef returns the same one. */
+  voucher?: Record<string, unknown>;
   expiresAt: number;
   consumedByVoucherId?: string;
   paymentId?: string;
@@ -102,4 +199,11 @@ export interface RateLimitDoc {
   _id: string;
   /** GCRA theoretical arrival time, epoch milliseconds. */
   tat: number;
+}
+
+/** One borrower per wallet: _id is the lowercase address (a unique key FerretDB v1 supports). */
+export interface WalletDoc {
+  _id: string;
+  borrowerId: string;
+  createdAt: Date;
 }

@@ -1,0 +1,31 @@
+/**
+ * Errors agent tools return. The MCP layer turns them into a tool result with isError and
+ * structuredContent {error:{code,message,...details}}; the signing page into the API error shape.
+ */
+export type ToolErrorCode =
+  | 'INVALID_INPUT'
+  | 'IDEMPOTENCY_KEY_CONFLICT'
+  | 'NOT_FOUND'
+  | 'STAGE_REQUIRED'
+  | 'OPERATIONAL_AGENT_REQUIRED'
+  | 'HANDLE_TAKEN'
+  | 'POLICY_DENIED'
+  | 'INSUFFICIENT_CREDIT'
+  | 'SIGNATURE_INVALID'
+  | 'SIGNING_REQUEST_CLOSED'
+  | 'UNAVAILABLE';
+
+export class ToolError extends Error {
+  override readonly name = 'ToolError';
+  constructor(
+    readonly code: ToolErrorCode,
+    message: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+
+  toJSON(): { error: Record<string, unknown> } {
+    return { error: { code: this.code, message: this.message, ...this.details } };
+  }
+}

@@ -1,0 +1,110 @@
+import { uuidToBytes32 } from './ids.js';
+
+/**
+ * EIP-712 messages the borrower signs in their own wallet. Pure builders: the caller passes
+ * ids, nonces and clocks. Repayment is a USDC EIP-3009 ReceiveWithAuthorization
+ * (src/chain/eip3009.ts), not one of these.
+ */
+export interface BorrowerDomainInput {
+  chainId: number;
+  /** The settlement contract: signatures are bound to one deployment. */
+  verifyingContract: `0x${string}`;
+}
+
+export function borrowerDomain(d: BorrowerDomainInput) {
+  return { name: 'x402 Credit Facilitator', version: '1', chainId: d.chainId, verifyingContract: d.verifyingContract } as const;
+}
+
+export const walletProofTypes = {
+  WalletProof: [
+    { name: 'wallet', type: 'address' },
+    { name: 'statement', type: 'string' },
+    { name: 'clientId', type: 'string' },
+    { name: 'challenge', type: 'string' },
+    { name: 'issuedAt', type: 'uint64' },
+  ],
+} as const;
+
+export const facilityAcceptanceTypes = {
+  FacilityAcceptance: [
+    { name: 'borrowerId', type: 'bytes32' },
+    { name: 'wallet', type: 'address' },
+    { name: 'creditLimit', type: 'uint256' },
+    { name: 'asset', type: 'address' },
+    { name: 'termsHash', type: 'bytes32' },
+    { name: 'nonce', type: 'bytes32' },
+    { name: 'deadline', type: 'uint64' },
+  ],
+} as const;
+
+export const agentGrantTypes = {
+  AgentGrant: [
+    { name: 'borrowerId', type: 'bytes32' },
+    { name: 'operationalAgentId', type: 'bytes32' },
+    /** The agent's Ed25519 public key, its 32 raw bytes. */
+    { name: 'agentPublicKey', type: 'bytes32' },
+    { name: 'perPaymentLimit', type: 'uint256' },
+    { name: 'dailyLimit', type: 'uint256' },
+    { name: 'expiresAt', type: 'uint64' },
+    { name: 'nonce', type: 'bytes32' },
+  ],
+} as const;
+
+export const WALLET_PROOF_STATEMENT = 'Sign in to the x402 credit facilitator. This proves you control this wallet; it moves no funds.';
+
+export function walletProofTypedData(
+  d: BorrowerDomainInput,
+  m: { wallet: `0x${string}`; clientId: string; challenge: string; issuedAt: number },
+) {
+  return {
+    domain: borrowerDomain(d),
+    types: walletProofTypes,
+    primaryType: 'WalletProof',
+    message: { wallet: m.wallet, statement: WALLET_PROOF_STATEMENT, clientId: m.clientId, challenge: m.challenge, issuedAt: BigInt(m.issuedAt) },
+  } as const;
+}
+
+export function facilityAcceptanceTypedData(
+  d: BorrowerDomainInput,
+  m: { borrowerId: string; wallet: `0x${string}`; creditLimit: bigint; asset: `0x${string}`; termsHash: `0x${string}`; nonce: `0x${string}`; deadline: number },
+) {
+  return {
+    domain: borrowerDomain(d),
+    types: facilityAcceptanceTypes,
+    primaryType: 'FacilityAcceptance',
+    message: { ...m, borrowerId: uuidToBytes32(m.borrowerId), deadline: BigInt(m.deadline) },
+  } as const;
+}
+
+export function agentGrantTypedData(
+  d: BorrowerDomainInput,
+  m: {
+    borrowerId: string;
+    operationalAgentId: string;
+    agentPublicKeyHex: `0x${string}`;
+    perPaymentLimit: bigint;
+    dailyLimit: bigint;
+    expiresAt: number;
+    nonce: `0x${string}`;
+  },
+) {
+  return {
+    domain: borrowerDomain(d),
+    types: agentGrantTypes,
+    primaryType: 'AgentGrant',
+    message: {
+      borrowerId: uuidToBytes32(m.borrowerId),
+      operationalAgentId: uuidToBytes32(m.operationalAgentId),
+      agentPublicKey: m.agentPublicKeyHex,
+      perPaymentLimit: m.perPaymentLimit,
+      dailyLimit: m.dailyLimit,
+      expiresAt: BigInt(m.expiresAt),
+      nonce: m.nonce,
+    },
+  } as const;
+}
+
+/** JSON-safe typed data (bigints as decimal strings), as eth_signTypedData_v4 and tool output carry it. */
+export function typedDataToJson(td: { domain: object; types: object; primaryType: string; message: object }): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(td, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))) as Record<string, unknown>;
+}
