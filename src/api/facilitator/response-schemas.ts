@@ -1,0 +1,67 @@
+import { z } from 'zod';
+import { INVALID_REASONS } from '../../domain/invalid-reasons.js';
+import { PAYMENT_STATUSES } from '../../domain/payment.js';
+import { ERROR_STATUS, type ErrorCode } from '../../domain/errors.js';
+
+/**
+ * What the facilitator answers, as zod schemas: the OpenAPI document is generated from these
+ * and the request schemas, and the contract test checks real responses against the document.
+ */
+const BaseUnits = z.string().regex(/^[0-9]+$/).describe('Amount in the asset base units');
+const IsoTime = z.string().describe('ISO 8601 timestamp');
+
+export const ReceiptSchema = z.object({
+  paymentId: z.string().describe('Poll GET /facilitator/payments/{paymentId} with it'),
+  status: z.enum(PAYMENT_STATUSES as [string, ...string[]]),
+  merchantId: z.string(),
+  payer: z.string().describe('The borrower id'),
+  amount: BaseUnits,
+  asset: z.string(),
+  network: z.string(),
+  orderRef: z.string(),
+  capturedAt: IsoTime,
+  batchId: z.string().optional(),
+  transaction: z.string().optional(),
+  blockNumber: z.string().optional(),
+  confirmedAt: IsoTime.optional(),
+  failureReason: z.string().optional(),
+});
+
+export const CaptureResponseSchema = z.object({
+  receipt: ReceiptSchema,
+  replayed: z.boolean().describe('true when this replays the first receipt for the same Idempotency-Key and body'),
+});
+
+export const VerifyResponseSchema = z.object({
+  isValid: z.boolean(),
+  invalidReason: z.enum(INVALID_REASONS).optional(),
+  payer: z.string().optional(),
+});
+
+export const SupportedResponseSchema = z.object({
+  kinds: z.array(
+    z.object({
+      x402Version: z.literal(2),
+      scheme: z.literal('credit'),
+      network: z.string(),
+      extra: z.record(z.string(), z.unknown()),
+    }),
+  ),
+  extensions: z.array(z.unknown()),
+  signers: z.record(z.string(), z.array(z.string())),
+});
+
+export const HealthResponseSchema = z.object({ status: z.literal('ok') });
+
+export const ErrorBodySchema = z.object({
+  error: z
+    .looseObject({
+      code: z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]),
+      message: z.string(),
+      requestId: z.string(),
+      fields: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+      invalidReason: z.enum(INVALID_REASONS).optional(),
+      requiredPermission: z.string().optional(),
+    })
+    .describe('The one error shape of every non-2xx answer'),
+});

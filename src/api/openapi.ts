@@ -1,0 +1,133 @@
+import Router from '@koa/router';
+import { z } from 'zod';
+import { baseUrl, type Env } from '../config/env.js';
+import { CaptureBodySchema, VerifyBodySchema } from './facilitator/schemas.js';
+import {
+  CaptureResponseSchema,
+  ErrorBodySchema,
+  HealthResponseSchema,
+  ReceiptSchema,
+  SupportedResponseSchema,
+  VerifyResponseSchema,
+} from './facilitator/response-schemas.js';
+
+type JsonSchema = Record<string, unknown>;
+
+/** OpenAPI 3.1 schemas are JSON Schema 2020-12, which zod emits directly. */
+function schemaOf(s: z.ZodType, io: 'input' | 'output'): JsonSchema {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(s, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as JsonSchema;
+  return rest;
+}
+
+const json = (ref: string) => ({ content: { 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } } });
+const errorResponse = (description: string) => ({ description, ...json('Error') });
+
+const merchantErrors = {
+  '401': errorResponse('UNAUTHENTICATED: no or invalid credential (WWW-Authenticate: Bearer)'),
+  '403': errorResponse('FORBIDDEN (missing permission) or STEP_UP_REQUIRED'),
+  '429': errorResponse('RATE_LIMITED, with Retry-After and RateLimit-* headers'),
+  '503': errorResponse('UNAVAILABLE, with Retry-After'),
+};
+
+const bodyErrors = {
+  '400': errorResponse('INVALID_REQUEST (with fields) or X402_AGENT_VOUCHER_REQUIRED'),
+  '413': errorResponse('PAYLOAD_TOO_LARGE'),
+  '415': errorResponse('UNSUPPORTED_MEDIA_TYPE: send application/json'),
+};
+
+/** The REST contract of the facilitator, generated from the zod schemas the routes validate with. */
+export function openApiDocument(env: Env) {
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'x402 credit facilitator',
+      version: '1.0.0',
+      description:
+        'Merchants verify and capture x402 credit vouchers, then poll until CONFIRMED on-chain. A 200 from capture means queued for the next settleBatch, never settled.',
+    },
+    servers: [{ url: baseUrl(env) }],
+    security: [{ bearer: [] }],
+    paths: {
+      '/facilitator/supported': {
+        get: {
+          operationId: 'getSupported',
+          summary: 'Discovery: scheme, x402 version, network, asset, settler',
+          security: [],
+          responses: { '200': { description: 'Supported kinds', ...json('Supported') } },
+        },
+      },
+      '/facilitator/health': {
+        get: { operationId: 'getHealth', summary: 'Liveness', security: [], responses: { '200': { description: 'Alive', ...json('Health') } } },
+      },
+      '/facilitator/verify': {
+        post: {
+          operationId: 'verify',
+          summary: 'Gate check of a credit envelope (permission x402:settle:read); captures nothing',
+          requestBody: { required: true, ...json('VerifyRequest') },
+          responses: { '200': { description: 'Verdict; isValid false carries invalidReason', ...json('VerifyResponse') }, ...bodyErrors, ...merchantErrors },
+        },
+      },
+      '/facilitator/capture': {
+        post: {
+          operationId: 'capture',
+          summary: 'Capture a credit voucher: queues the payment for the next settleBatch (permission x402:settle:create)',
+          parameters: [
+            {
+              name: 'Idempotency-Key',
+              in: 'header',
+              required: true,
+              description: 'UUID v4; the same key and body replays the first receipt, another body is 409',
+              schema: { type: 'string', format: 'uuid' },
+            },
+          ],
+          requestBody: { required: true, ...json('CaptureRequest') },
+          responses: {
+            '200': { description: 'Queued (not yet CONFIRMED)', ...json('CaptureResponse') },
+            ...bodyErrors,
+            '400': errorResponse('INVALID_REQUEST, X402_AGENT_VOUCHER_REQUIRED, IDEMPOTENCY_KEY_REQUIRED or IDEMPOTENCY_KEY_INVALID'),
+            '409': errorResponse('IDEMPOTENCY_KEY_CONFLICT: the key was used with another body'),
+            '422': errorResponse('PAYMENT_REJECTED, with invalidReason (the words verify uses)'),
+            ...merchantErrors,
+          },
+        },
+      },
+      '/facilitator/payments/{paymentId}': {
+        get: {
+          operationId: 'getPayment',
+          summary: 'Status poll by receipt.paymentId (permission x402:settle:read); another merchant\'s payment is 404',
+          parameters: [{ name: 'paymentId', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: {
+            '200': { description: 'The receipt with its settlement status', ...json('Receipt') },
+            '404': errorResponse('NOT_FOUND'),
+            ...merchantErrors,
+          },
+        },
+      },
+    },
+    components: {
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'A merchant API key (sk_live_...) or a merchant user JWT' },
+      },
+      schemas: {
+        VerifyRequest: schemaOf(VerifyBodySchema, 'input'),
+        CaptureRequest: schemaOf(CaptureBodySchema, 'input'),
+        VerifyResponse: schemaOf(VerifyResponseSchema, 'output'),
+        CaptureResponse: schemaOf(CaptureResponseSchema, 'output'),
+        Receipt: schemaOf(ReceiptSchema, 'output'),
+        Supported: schemaOf(SupportedResponseSchema, 'output'),
+        Health: schemaOf(HealthResponseSchema, 'output'),
+        Error: schemaOf(ErrorBodySchema, 'output'),
+      },
+    },
+  };
+}
+
+/** Public: GET {base_url}/openapi.json. */
+export function openApiRouter(env: Env): Router {
+  const router = new Router({ prefix: '/api/v1' });
+  const doc = openApiDocument(env);
+  router.get('/openapi.json', (ctx) => {
+    ctx.body = doc;
+  });
+  return router;
+}
