@@ -1,0 +1,80 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { call, capture, newBorrower, newMerchant, newVoucher, pollUntil, world, type ApiResponse, type World } from '../helpers/world.js';
+
+type Doc = {
+  paths: Record<string, Record<string, { responses: Record<string, { content?: { 'application/json': { schema: { $ref: string } } } }> }>>;
+  components: { schemas: Record<string, object> };
+};
+
+/** Checks one real answer against what openapi.json promises for that operation and status. */
+function checker(doc: Doc) {
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  return (path: string, method: string, res: ApiResponse) => {
+    const op = doc.paths[path]?.[method];
+    assert.ok(op, `${method.toUpperCase()} ${path} is documented`);
+    const documented = op.responses[String(res.status)];
+    assert.ok(documented, `${method.toUpperCase()} ${path} documents status ${res.status}`);
+    const ref = documented.content?.['application/json'].schema.$ref;
+    assert.ok(ref, `status ${res.status} documents a JSON body`);
+    const name = ref.split('/').pop() as string;
+    const validate = ajv.compile(doc.components.schemas[name] as object);
+    assert.ok(validate(res.json), `${method.toUpperCase()} ${path} ${res.status} matches ${name}: ${ajv.errorsText(validate.errors)} in ${JSON.stringify(res.json)}`);
+  };
+}
+
+describe('OpenAPI 3.1 document and the real responses', function () {
+  this.timeout(120_000);
+  let w: World;
+  let doc: Doc;
+  let check: ReturnType<typeof checker>;
+
+  before(async () => {
+    w = await world();
+    const res = await call(w, 'GET', '/openapi.json');
+    assert.equal(res.status, 200);
+    doc = res.json as Doc;
+    check = checker(doc);
+  });
+
+  it('is a valid OpenAPI 3.1 document', async () => {
+    const result = await new Validator().validate(doc as never);
+    assert.equal(result.valid, true, JSON.stringify(result.errors));
+    assert.equal((doc as unknown as { openapi: string }).openapi, '3.1.0');
+  });
+
+  it('public discovery and health match', async () => {
+    check('/facilitator/supported', 'get', await call(w, 'GET', '/facilitator/supported'));
+    check('/facilitator/health', 'get', await call(w, 'GET', '/facilitator/health'));
+  });
+
+  it('verify, capture, replay, poll and their errors match', async () => {
+    const m = await newMerchant(w);
+    const b = await newBorrower(w);
+    const v = await newVoucher(w, m, b, '1250');
+    const verify = await call(w, 'POST', '/facilitator/verify', {
+      token: m.apiKey,
+      body: { ...v.captureBody, paymentRequirements: v.paymentPayload.accepted },
+    });
+    check('/facilitator/verify', 'post', verify);
+    assert.equal(verify.json.isValid, true);
+
+    const key = randomUUID();
+    const first = await capture(w, m, v.captureBody, key);
+    check('/facilitator/capture', 'post', first);
+    check('/facilitator/capture', 'post', await capture(w, m, v.captureBody, key));
+    check('/facilitator/capture', 'post', await capture(w, m, { ...v.captureBody, extra: 1 }, key));
+
+    const poll = await call(w, 'GET', `/facilitator/payments/${first.json.receipt.paymentId}`, { token: m.apiKey });
+    check('/facilitator/payments/{paymentId}', 'get', poll);
+    const done = await pollUntil(w, m, first.json.receipt.paymentId, 'CONFIRMED');
+    check('/facilitator/payments/{paymentId}', 'get', { status: 200, headers: new Headers(), json: done });
+
+    check('/facilitator/capture', 'post', await capture(w, m, v.captureBody));
+    check('/facilitator/capture', 'post', await capture(w, m, { x402Version: 2 }));
+    check('/facilitator/capture', 'post', await call(w, 'POST', '/facilitator/capture', { body: v.captureBody, idempotencyKey: randomUUID() }));
+    check('/facilitator/payments/{paymentId}', 'get', await call(w, 'GET', `/facilitator/payments/${randomUUID()}`, { token: m.apiKey }));
+  });
+});
