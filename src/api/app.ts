@@ -5,12 +5,16 @@ import { errorMiddleware } from './errors.js';
 import { facilitatorRouter } from './facilitator/routes.js';
 import { requestIdMiddleware } from './request-id.js';
 import { openApiRouter } from './openapi.js';
+import { httpMetricsMiddleware, metricsRouter } from './metrics.js';
 
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: false });
   app.silent = true;
   app.use(requestIdMiddleware);
+  // Outside the error middleware, so a refused request is counted with its final status.
+  if (deps.metrics) app.use(httpMetricsMiddleware(deps.metrics.api));
   app.use(errorMiddleware(deps.logger));
+  if (deps.metrics) app.use(metricsRouter(deps.metrics.registry, deps.env.METRICS_TOKEN).routes());
   app.use(openApiRouter(deps.env).routes());
   const facilitator = facilitatorRouter(deps);
   app.use(facilitator.routes());

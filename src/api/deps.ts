@@ -3,6 +3,8 @@ import type { Env } from '../config/env.js';
 import type { JwtVerifier } from '../auth/merchant-jwt.js';
 import type { Logger } from '../observability/logger.js';
 import type { Store } from '../store/mongo.js';
+import type { Registry } from 'prom-client';
+import type { ApiMetrics } from '../observability/metrics.js';
 
 /** What the facilitator serves about the chain side: from the deployment, never from a request. */
 export interface SettlementInfo {
@@ -32,5 +34,7 @@ export interface AppDeps {
   logger: Logger;
   settlement: SettlementInfo;
   oauthKeys: OAuthKeys;
+  /** Prometheus registry and counters; absent when a test builds deps in-process. */
+  metrics?: { registry: Registry; api: ApiMetrics };
   nowMs(): number;
 }

@@ -8,6 +8,7 @@ import { connectTemporal } from '../temporal/client.js';
 import { createApp } from './app.js';
 import { loadSettlementInfo } from './settlement-info.js';
 import { loadOrCreateOAuthKeys } from '../auth/oauth/keys.js';
+import { apiMetrics, createRegistry } from '../observability/metrics.js';
 
 async function main() {
   const env = loadEnv();
@@ -22,7 +23,9 @@ async function main() {
     ...(env.MERCHANT_JWT_PUBLIC_JWK ? { publicJwk: JSON.parse(env.MERCHANT_JWT_PUBLIC_JWK) as JWK } : {}),
   });
   const oauthKeys = await loadOrCreateOAuthKeys(store);
-  const app = createApp({ env, store, temporal, verifyJwt, logger, settlement, oauthKeys, nowMs: () => Date.now() });
+  const registry = createRegistry('api');
+  const metrics = { registry, api: apiMetrics(registry) };
+  const app = createApp({ env, store, temporal, verifyJwt, logger, settlement, oauthKeys, metrics, nowMs: () => Date.now() });
   const server = createServer(app.callback());
   server.keepAliveTimeout = 65_000;
   server.requestTimeout = 30_000;

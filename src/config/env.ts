@@ -80,6 +80,11 @@ export const EnvSchema = z.object({
   /** How long a signing link stays open for the borrower's wallet. */
   SIGNING_REQUEST_TTL_SECONDS: intFromEnv(900, 30),
 
+  /** When set, GET /metrics needs Authorization: Bearer <METRICS_TOKEN>. */
+  METRICS_TOKEN: optionalString,
+  /** The worker's own Prometheus endpoint on 127.0.0.1 (0 turns it off). */
+  WORKER_METRICS_PORT: intFromEnv(9464, 0),
+
   DEV_TOOLS: boolFromEnv(true),
 });
 

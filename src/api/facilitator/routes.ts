@@ -1,5 +1,6 @@
 import Router from '@koa/router';
 import type { z } from 'zod';
+import type { Context, Next } from 'koa';
 import { PERMISSIONS } from '../../auth/permissions.js';
 import { fieldIssues, isV1PaymentIntent } from '../../domain/envelope.js';
 import { ApiError } from '../../domain/errors.js';
@@ -20,6 +21,23 @@ function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
   return parsed.data;
 }
 
+/** Capture outcomes for /metrics: queued, replayed, or the error code (and the invalidReason of a rejection). */
+function countCaptures(deps: AppDeps) {
+  return async (ctx: Context, next: Next) => {
+    const m = deps.metrics?.api;
+    try {
+      await next();
+      m?.captures.inc({ outcome: (ctx.body as { replayed?: boolean } | undefined)?.replayed ? 'replayed' : 'queued' });
+    } catch (err) {
+      const code = err instanceof ApiError ? err.code : 'INTERNAL';
+      m?.captures.inc({ outcome: code });
+      const reason = err instanceof ApiError ? err.extra?.invalidReason : undefined;
+      if (typeof reason === 'string') m?.captureRejections.inc({ reason });
+      throw err;
+    }
+  };
+}
+
 export function facilitatorRouter(deps: AppDeps): Router {
   const router = new Router({ prefix: '/api/v1/facilitator' });
   const env = deps.env;
@@ -38,13 +56,16 @@ export function facilitatorRouter(deps: AppDeps): Router {
     rateLimit(deps, 'verify', { perMinute: env.RATE_LIMIT_VERIFY_PER_MIN, burst: env.RATE_LIMIT_VERIFY_BURST }),
     async (ctx) => {
       const body = parseBody(VerifyBodySchema, await readJsonBody(ctx));
-      ctx.body = await verifyPayment(deps, merchantOf(ctx).merchantId, body.x402Version, body.paymentPayload, body.paymentRequirements);
+      const outcome = await verifyPayment(deps, merchantOf(ctx).merchantId, body.x402Version, body.paymentPayload, body.paymentRequirements);
+      deps.metrics?.api.verifyResults.inc({ result: outcome.isValid ? 'valid' : (outcome.invalidReason ?? 'invalid') });
+      ctx.body = outcome;
     },
   );
 
   router.post(
     '/capture',
     requireMerchant(deps, PERMISSIONS.settleCreate),
+    countCaptures(deps),
     rateLimit(deps, 'capture', { perMinute: env.RATE_LIMIT_CAPTURE_PER_MIN, burst: env.RATE_LIMIT_CAPTURE_BURST }),
     async (ctx) => {
       const rawKey = ctx.get('idempotency-key');

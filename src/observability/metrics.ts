@@ -1,0 +1,87 @@
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/**
+ * Prometheus metrics. Each process (API, worker) has its own registry and serves it itself;
+ * names are prefixed x402_ and labels stay low-cardinality (no ids, never secrets).
+ */
+export function createRegistry(service: 'api' | 'worker'): Registry {
+  const registry = new Registry();
+  registry.setDefaultLabels({ service });
+  collectDefaultMetrics({ register: registry, prefix: 'x402_process_' });
+  return registry;
+}
+
+export function apiMetrics(registry: Registry) {
+  return {
+    httpRequests: new Counter({
+      name: 'x402_http_requests_total',
+      help: 'HTTP requests by route, method and status',
+      labelNames: ['route', 'method', 'status'],
+      registers: [registry],
+    }),
+    httpDuration: new Histogram({
+      name: 'x402_http_request_duration_seconds',
+      help: 'HTTP request latency by route',
+      labelNames: ['route', 'method'],
+      buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: [registry],
+    }),
+    captures: new Counter({
+      name: 'x402_captures_total',
+      help: 'Capture outcomes: queued, replayed, or the error code (PAYMENT_REJECTED, IDEMPOTENCY_KEY_CONFLICT, ...)',
+      labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    captureRejections: new Counter({
+      name: 'x402_capture_rejections_total',
+      help: 'Captures refused with PAYMENT_REJECTED, by invalidReason',
+      labelNames: ['reason'],
+      registers: [registry],
+    }),
+    verifyResults: new Counter({
+      name: 'x402_verify_results_total',
+      help: 'Verify verdicts: valid, or the invalidReason',
+      labelNames: ['result'],
+      registers: [registry],
+    }),
+    mcpToolCalls: new Counter({
+      name: 'x402_mcp_tool_calls_total',
+      help: 'MCP tool calls by tool and outcome (ok, or the error code)',
+      labelNames: ['tool', 'outcome'],
+      registers: [registry],
+    }),
+  };
+}
+export type ApiMetrics = ReturnType<typeof apiMetrics>;
+
+export function workerMetrics(registry: Registry) {
+  return {
+    batchSize: new Histogram({
+      name: 'x402_batch_size',
+      help: 'Payments per settleBatch transaction',
+      buckets: [1, 2, 5, 10, 25, 50, 100, 250, 500],
+      registers: [registry],
+    }),
+    settleLatency: new Histogram({
+      name: 'x402_settle_latency_seconds',
+      help: 'From settleBatch broadcast to confirmation at the configured depth',
+      buckets: [0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300],
+      registers: [registry],
+    }),
+    gasUsed: new Counter({ name: 'x402_settlement_gas_used_total', help: 'Gas used by confirmed settleBatch transactions', registers: [registry] }),
+    paymentsSettled: new Counter({ name: 'x402_payments_settled_total', help: 'Payments confirmed on-chain', registers: [registry] }),
+    batches: new Counter({
+      name: 'x402_batches_total',
+      help: 'settleBatch outcomes: confirmed, requeued (revert or dropped)',
+      labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    workflowFailures: new Counter({
+      name: 'x402_workflow_failures_total',
+      help: 'Business failures recorded by workflows (payment FAILED, repayment FAILED), by kind',
+      labelNames: ['kind'],
+      registers: [registry],
+    }),
+  };
+}
+export type WorkerMetrics = ReturnType<typeof workerMetrics>;
