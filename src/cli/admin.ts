@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError } from '../config/env.js';
 import { openCli, type CliContext } from './context.js';
 import { devBorrowerCreate, devVoucher } from './dev-commands.js';
+import { chainDeploy } from './chain-commands.js';
 import { createMerchant, jwtIssue, keyIssue, keyList, keyRevoke, keyRotate, merchantList } from './merchant-commands.js';
 import { print, UsageError } from './output.js';
 
@@ -12,6 +13,8 @@ interface Command {
   options: Record<string, { type: 'string' | 'boolean' }>;
   run(ctx: CliContext, f: Flags): Promise<Record<string, unknown> | Record<string, unknown>[]>;
   note?: string;
+  /** Commands that only talk to the chain skip the store connection. */
+  noStore?: boolean;
 }
 
 const s = (f: Flags, k: string) => (typeof f[k] === 'string' ? (f[k] as string) : undefined);
@@ -51,6 +54,21 @@ const COMMANDS: Record<string, Command> = {
     summary: 'Dev stack only: sign a merchant user JWT with the local dev issuer.',
     options: { merchant: { type: 'string' }, permissions: { type: 'string' }, mfa: { type: 'boolean' }, ttl: { type: 'string' } },
     run: (ctx, f) => jwtIssue(ctx, { ...(s(f, 'merchant') ? { merchant: s(f, 'merchant') } : {}), ...(s(f, 'permissions') ? { permissions: s(f, 'permissions') } : {}), mfa: f.mfa === true, ...(s(f, 'ttl') ? { ttl: s(f, 'ttl') } : {}) }),
+  },
+  'chain deploy': {
+    usage: 'chain deploy --rpc-url <url> [--deployer-key 0x..] [--chain-id 84532] [--settler 0x..] [--pool <base units>]',
+    summary: 'Deploy the test USDC and the settlement contract to an EVM node; prints the settings for .env.',
+    options: { 'rpc-url': { type: 'string' }, 'deployer-key': { type: 'string' }, 'chain-id': { type: 'string' }, settler: { type: 'string' }, pool: { type: 'string' } },
+    noStore: true,
+    run: (_ctx, f) =>
+      chainDeploy({
+        ...(s(f, 'rpc-url') ? { rpcUrl: s(f, 'rpc-url') } : {}),
+        ...(s(f, 'deployer-key') ? { deployerKey: s(f, 'deployer-key') } : {}),
+        ...(s(f, 'chain-id') ? { chainId: s(f, 'chain-id') } : {}),
+        ...(s(f, 'settler') ? { settler: s(f, 'settler') } : {}),
+        ...(s(f, 'pool') ? { pool: s(f, 'pool') } : {}),
+      }),
+    note: 'Put these lines in .env (or the environment of the API and worker).',
   },
   'dev borrower': {
     usage: 'dev borrower [--credit <base units>] [--agent-public-key <base64url>]',
@@ -94,6 +112,10 @@ async function main(argv: string[]): Promise<number> {
     flags = parseArgs({ args: argv.slice(2), options: { ...cmd.options, json: { type: 'boolean' } }, strict: true }).values as Flags;
   } catch (err) {
     throw new UsageError(`${(err as Error).message}\nUsage: npm run admin -- ${cmd.usage}`);
+  }
+  if (cmd.noStore) {
+    print(flags.json === true, await cmd.run(undefined as unknown as CliContext, flags), flags.json === true ? undefined : cmd.note);
+    return 0;
   }
   const ctx = await openCli();
   try {
