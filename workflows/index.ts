@@ -1,2 +1,5 @@
 export { paymentWorkflow } from './payment.js';
 export { batcherWorkflow } from './batcher.js';
+export { onboardingWorkflow } from './onboarding.js';
+export { spendIntentWorkflow } from './spend-intent.js';
+export { repaymentWorkflow } from './repayment.js';

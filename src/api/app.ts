@@ -6,6 +6,10 @@ import { facilitatorRouter } from './facilitator/routes.js';
 import { requestIdMiddleware } from './request-id.js';
 import { openApiRouter } from './openapi.js';
 import { httpMetricsMiddleware, metricsRouter } from './metrics.js';
+import { createOAuthProvider } from '../auth/oauth/provider.js';
+import { oauthProviderMiddleware } from '../auth/oauth/mount.js';
+import { borrowerWebRoutes } from '../borrower-web/router.js';
+import { mcpRouter } from '../mcp/routes.js';
 
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: false });
@@ -13,9 +17,14 @@ export function createApp(deps: AppDeps): Koa {
   app.use(requestIdMiddleware);
   // Outside the error middleware, so a refused request is counted with its final status.
   if (deps.metrics) app.use(httpMetricsMiddleware(deps.metrics.api));
+  // oidc-provider writes its own responses and OAuth errors, so it sits outside the JSON error middleware.
+  const oauth = createOAuthProvider(deps);
+  app.use(oauthProviderMiddleware(oauth));
   app.use(errorMiddleware(deps.logger));
+  app.use(borrowerWebRoutes(deps, oauth));
   if (deps.metrics) app.use(metricsRouter(deps.metrics.registry, deps.env.METRICS_TOKEN).routes());
   app.use(openApiRouter(deps.env).routes());
+  app.use(mcpRouter(deps).routes());
   const facilitator = facilitatorRouter(deps);
   app.use(facilitator.routes());
   app.use(

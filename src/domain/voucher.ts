@@ -72,8 +72,13 @@ export function parseVoucher(raw: unknown): VoucherParse {
   return { ok: true, voucher: r.data };
 }
 
+/** The exact string an agent Ed25519-signs (as UTF-8): prefix + RFC 8785 canonical JSON of the voucher. */
+export function voucherSigningInput(v: Voucher): string {
+  return VOUCHER_SIGNING_PREFIX + canonicalJson(v);
+}
+
 export function voucherSigningBytes(v: Voucher): Uint8Array {
-  return utf8ToBytes(VOUCHER_SIGNING_PREFIX + canonicalJson(v));
+  return utf8ToBytes(voucherSigningInput(v));
 }
 
 export function signVoucher(v: Voucher, privateKey: Uint8Array): string {

@@ -39,6 +39,8 @@ export interface BorrowerDoc {
   holds: Record<string, number>;
   /** Settled debt as booked by confirmed payments; the chain's debtOf is the source of truth. */
   debt: number;
+  /** Repayments already booked into debt/available, by repayment id (makes booking idempotent). */
+  bookedRepayments?: Record<string, number>;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -123,6 +125,8 @@ export interface AgentSpendDayDoc {
   _id: string;
   agentKeyId: string;
   spent: number;
+  /** Amount charged per spend intent, so a retried charge or refund counts once. */
+  charges?: Record<string, number>;
 }
 
 export interface RepaymentDoc {
@@ -150,6 +154,8 @@ export interface SpendIntentDoc extends PaymentTerms {
   agentKeyId?: string;
   /** The unsigned voucher returned to the agent, so a retry for the same orderRef returns the same one. */
   voucher?: Record<string, unknown>;
+  /** The merchant's accepted PaymentRequirements entry the voucher answers (replayed with the voucher). */
+  paymentRequirements?: Record<string, unknown>;
   expiresAt: number;
   consumedByVoucherId?: string;
   paymentId?: string;

@@ -1,0 +1,68 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import { stageIndex, type OnboardingStage } from '../src/domain/onboarding.js';
+import { refundDailySpend } from '../src/store/agent-spend.js';
+import { releaseHold } from '../src/store/borrowers.js';
+import type { Store } from '../src/store/mongo.js';
+import { claimHandleRecord, ensureAgentKey, revokeOtherKeys } from '../src/store/operational-agents.js';
+import { ONBOARDING_FAILURES, type RegisterAgentKeyArgs } from '../workflows/agent-definitions.js';
+
+export interface OnboardingActivityDeps {
+  store: Store;
+}
+
+const before = (stage: OnboardingStage): OnboardingStage[] => (['SIGNED_IN', 'WALLET_VERIFIED', 'FACILITY_ACCEPTED', 'AGENT_KEY_REGISTERED', 'ACTIVE'] as const).filter((s) => stageIndex(s) < stageIndex(stage));
+
+/** Store writes behind the onboarding updates and the spend-intent expiry. Each is safe to retry. */
+export function createOnboardingActivities(deps: OnboardingActivityDeps) {
+  const c = deps.store.c;
+  return {
+    /** Books the credit line once: only a borrower still before FACILITY_ACCEPTED gets it. */
+    async recordFacilityAccepted(input: { borrowerId: string; creditLimit: string }): Promise<void> {
+      const limit = Number(input.creditLimit);
+      await c.borrowers.updateOne(
+        { _id: input.borrowerId, stage: { $in: before('FACILITY_ACCEPTED') } },
+        { $set: { stage: 'FACILITY_ACCEPTED', creditLimit: limit, updatedAt: new Date() }, $inc: { available: limit } },
+      );
+    },
+
+    async recordAgentKey(input: { borrowerId: string; key: RegisterAgentKeyArgs }): Promise<{ revokedKeyIds: string[] }> {
+      const k = input.key;
+      const now = new Date();
+      await ensureAgentKey(c, {
+        _id: k.keyId,
+        borrowerId: input.borrowerId,
+        operationalAgentId: k.operationalAgentId,
+        publicKey: k.publicKey,
+        status: 'active',
+        createdAt: now,
+        revokedAt: null,
+        grant: k.grant,
+      });
+      const revokedKeyIds = k.rotate ? await revokeOtherKeys(c, k.operationalAgentId, k.keyId, now) : [];
+      await c.borrowers.updateOne({ _id: input.borrowerId, stage: { $in: before('AGENT_KEY_REGISTERED') } }, { $set: { stage: 'AGENT_KEY_REGISTERED', updatedAt: now } });
+      return { revokedKeyIds };
+    },
+
+    /** The handle's unique _id decides; the borrower becomes ACTIVE (the only status that may spend). */
+    async recordHandle(input: { borrowerId: string; handle: string }): Promise<void> {
+      const now = new Date();
+      if ((await claimHandleRecord(c, input.handle, input.borrowerId, now)) === 'taken') {
+        throw ApplicationFailure.nonRetryable('that handle belongs to another borrower', ONBOARDING_FAILURES.handleTaken);
+      }
+      await c.borrowers.updateOne({ _id: input.borrowerId }, { $set: { handle: input.handle, stage: 'ACTIVE', status: 'ACTIVE', updatedAt: now } });
+    },
+
+    /** RESERVED -> EXPIRED unless a capture consumed it first; then the hold and the daily charge go back. */
+    async expireSpendIntent(input: { spendIntentId: string; borrowerId: string; spendDayId?: string }): Promise<'expired' | 'consumed'> {
+      await c.spendIntents.updateOne({ _id: input.spendIntentId, status: 'RESERVED' }, { $set: { status: 'EXPIRED' } });
+      const doc = await c.spendIntents.findOne({ _id: input.spendIntentId });
+      // No document: the preparing call stopped after holding credit; the hold is released all the same.
+      if (doc !== null && doc.status !== 'EXPIRED') return 'consumed';
+      await releaseHold(c, input.borrowerId, input.spendIntentId);
+      if (input.spendDayId) await refundDailySpend(c, input.spendDayId, input.spendIntentId);
+      return 'expired';
+    },
+  };
+}
+
+export type OnboardingActivities = ReturnType<typeof createOnboardingActivities>;

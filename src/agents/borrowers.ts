@@ -1,0 +1,121 @@
+import type { AppDeps } from '../api/deps.js';
+import { newId } from '../domain/ids.js';
+import { scopesForStage, type OnboardingStage, type Scope } from '../domain/onboarding.js';
+import { listOpenSigningRequests } from '../store/signing-requests.js';
+import { ensureOperationalAgent, listBorrowerAgentKeys, listOperationalAgents } from '../store/operational-agents.js';
+import { loadBorrower, NEXT_STEP, stageOf, signingUrl, walletOf } from './context.js';
+import { ToolError } from './errors.js';
+import { idempotentToolCall } from './idempotency.js';
+import { queryOnboardingState, startOnboarding } from './onboarding-client.js';
+import { getBorrowerStatusInput, parseToolInput, registerBorrowerInput } from './schemas.js';
+import { signingStatus } from './signing.js';
+import type { BorrowerPrincipal } from './types.js';
+
+export interface RegisterBorrowerOutput {
+  borrower_id: string;
+  operational_agent_id: string;
+  stage: OnboardingStage;
+  wallet_address: string;
+  scopes_unlocked: Scope[];
+}
+
+/**
+ * Starts onboarding (workflow onboarding-{borrowerId}, stage WALLET_VERIFIED) and creates one
+ * operational agent (this terminal) per idempotency key.
+ */
+export async function registerBorrower(deps: AppDeps, p: BorrowerPrincipal, input: unknown): Promise<RegisterBorrowerOutput> {
+  const args = parseToolInput(registerBorrowerInput, input);
+  const b = await loadBorrower(deps, p);
+  const wallet = walletOf(b);
+  return idempotentToolCall(
+    deps,
+    p,
+    { tool: 'register_borrower', key: args.idempotency_key, args, newRef: () => ({ operational_agent_id: newId() }) },
+    async ({ ref }) => {
+      const operationalAgentId = ref.operational_agent_id;
+      await ensureOperationalAgent(deps.store.c, {
+        _id: operationalAgentId,
+        borrowerId: b._id,
+        clientId: p.clientId,
+        ...(args.terminal_label ? { label: args.terminal_label } : {}),
+        createdAt: new Date(deps.nowMs()),
+      });
+      await startOnboarding(deps, b._id, wallet.toLowerCase());
+      await deps.store.c.borrowers.updateOne({ _id: b._id, stage: 'SIGNED_IN' }, { $set: { stage: 'WALLET_VERIFIED', updatedAt: new Date(deps.nowMs()) } });
+      const stage = stageOf(await loadBorrower(deps, p));
+      return { borrower_id: b._id, operational_agent_id: operationalAgentId, stage, wallet_address: wallet, scopes_unlocked: scopesForStage(stage) };
+    },
+  );
+}
+
+export interface BorrowerStatusOutput {
+  borrower_id: string;
+  stage: OnboardingStage;
+  handle: string | null;
+  wallet_address: string | null;
+  scopes_unlocked: Scope[];
+  token_scopes: Scope[];
+  credit: { limit: string; available: string; held: string; debt: string; asset: string; network: string };
+  operational_agents: {
+    operational_agent_id: string;
+    label: string | null;
+    agent_keys: { key_id: string; public_key: string; status: string; per_payment_limit: string | null; daily_limit: string | null; expires_at: number | null }[];
+  }[];
+  pending_signatures: { signing_request_id: string; kind: string; status: string; signing_url: string; expires_at: string }[];
+  next_step: string;
+}
+
+/** Identity, stage, scopes and credit. The workflow answers the stage when it can; the store mirror otherwise. */
+export async function getBorrowerStatus(deps: AppDeps, p: BorrowerPrincipal, input: unknown): Promise<BorrowerStatusOutput> {
+  const args = parseToolInput(getBorrowerStatusInput, input ?? {});
+  const c = deps.store.c;
+  const b = await loadBorrower(deps, p);
+  const [workflowState, agents, keys, pending] = await Promise.all([
+    stageOf(b) === 'SIGNED_IN' ? Promise.resolve(null) : queryOnboardingState(deps, b._id),
+    listOperationalAgents(c, b._id),
+    listBorrowerAgentKeys(c, b._id),
+    listOpenSigningRequests(c, b._id, new Date(deps.nowMs())),
+  ]);
+  const stage = workflowState?.stage ?? stageOf(b);
+  const shown = args.operational_agent_id ? agents.filter((a) => a._id === args.operational_agent_id) : agents;
+  if (args.operational_agent_id && shown.length === 0) throw new ToolError('NOT_FOUND', 'no such operational agent for this borrower');
+  const held = Object.values(b.holds ?? {}).reduce((sum, v) => sum + v, 0);
+  return {
+    borrower_id: b._id,
+    stage,
+    handle: workflowState?.handle ?? b.handle ?? null,
+    wallet_address: b.walletAddress ?? null,
+    scopes_unlocked: scopesForStage(stage),
+    token_scopes: p.scopes,
+    credit: {
+      limit: String(b.creditLimit),
+      available: String(b.available),
+      held: String(held),
+      debt: String(b.debt),
+      asset: deps.settlement.asset,
+      network: deps.settlement.network,
+    },
+    operational_agents: shown.map((a) => ({
+      operational_agent_id: a._id,
+      label: a.label ?? null,
+      agent_keys: keys
+        .filter((k) => k.operationalAgentId === a._id)
+        .map((k) => ({
+          key_id: k._id,
+          public_key: k.publicKey,
+          status: k.status,
+          per_payment_limit: k.grant?.perPaymentLimit ?? null,
+          daily_limit: k.grant?.dailyLimit ?? null,
+          expires_at: k.grant?.expiresAt ?? null,
+        })),
+    })),
+    pending_signatures: pending.map((r) => ({
+      signing_request_id: r._id,
+      kind: r.kind,
+      status: signingStatus(r, deps.nowMs()),
+      signing_url: signingUrl(deps, r._id),
+      expires_at: r.expiresAt.toISOString(),
+    })),
+    next_step: NEXT_STEP[stage],
+  };
+}

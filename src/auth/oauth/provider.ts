@@ -1,0 +1,114 @@
+import Provider, { errors, type ClientInstance, type ProviderContext } from 'oidc-provider';
+import type { AppDeps } from '../../api/deps.js';
+import { dcrAllowedHosts, mcpUrl, oauthIssuer } from '../../config/env.js';
+import { SCOPES, scopesForStage } from '../../domain/onboarding.js';
+import { findBorrower } from '../../store/borrowers.js';
+import { errorPage } from '../../borrower-web/html.js';
+import { mongoAdapterFactory } from './mongo-adapter.js';
+import { isLoopbackOrigin, redirectUriProblem } from './redirect-policy.js';
+
+/** Where oidc-provider sends the browser to sign in (served by src/borrower-web). */
+export function interactionPath(uid: string): string {
+  return `/oauth/interaction/${encodeURIComponent(uid)}`;
+}
+
+const INTERACTION_TTL_SECONDS = 15 * 60;
+const SESSION_TTL_SECONDS = 24 * 3600;
+
+/**
+ * The OAuth 2.1 authorization server for agent hosts (docs/agent-side.md): authorization code
+ * with PKCE S256 only, refresh tokens rotating on every use, RFC 7591 registration restricted to
+ * loopback / allow-listed redirect URIs, and one RFC 8707 resource (the MCP endpoint) whose JWT
+ * access tokens carry only the scopes the borrower's onboarding stage unlocks.
+ */
+export function createOAuthProvider(deps: AppDeps): Provider {
+  const { env } = deps;
+  const resource = mcpUrl(env);
+  const allowedHosts = dcrAllowedHosts(env);
+  const secureCookies = oauthIssuer(env).startsWith('https:');
+  const cookieOptions = { httpOnly: true, sameSite: 'lax', secure: secureCookies };
+
+  const resourceServer = (scope: string) => ({
+    scope,
+    audience: resource,
+    accessTokenFormat: 'jwt',
+    accessTokenTTL: env.BORROWER_TOKEN_TTL_SECONDS,
+    jwt: { sign: { alg: 'ES256' } },
+  });
+
+  const provider = new Provider(oauthIssuer(env), {
+    adapter: mongoAdapterFactory(deps.store.db, deps.nowMs),
+    jwks: deps.oauthKeys.privateJwks,
+    cookies: { keys: deps.oauthKeys.cookieKeys, long: cookieOptions, short: cookieOptions },
+
+    findAccount: async (_ctx: ProviderContext, sub: string) => {
+      const borrower = await findBorrower(deps.store.c, sub);
+      return borrower ? { accountId: borrower._id, claims: () => ({ sub: borrower._id }) } : undefined;
+    },
+    // Listed so discovery advertises them and registration accepts them in client metadata; the
+    // grant holds them, and access tokens get them through the MCP resource server (stage-gated).
+    scopes: ['openid', 'offline_access', ...SCOPES],
+    claims: { openid: ['sub'] },
+    responseTypes: ['code'],
+    pkce: { required: () => true },
+    clientDefaults: {
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      id_token_signed_response_alg: 'ES256',
+    },
+    enabledJWA: { idTokenSigningAlgValues: ['ES256'] },
+    // Agent hosts rarely ask for offline_access: every client allowed the grant gets refresh tokens.
+    issueRefreshToken: async (_ctx: ProviderContext, client: ClientInstance) => client.grantTypeAllowed('refresh_token'),
+    rotateRefreshToken: true,
+    expiresWithSession: async () => false,
+    extraClientMetadata: {
+      properties: ['redirect_uris'],
+      validator(_ctx: unknown, key: string, value: unknown) {
+        if (key !== 'redirect_uris' || !Array.isArray(value)) return;
+        for (const uri of value) {
+          const problem = redirectUriProblem(String(uri), allowedHosts);
+          if (problem) throw new errors.InvalidClientMetadata(problem);
+        }
+      },
+    },
+    clientBasedCORS: (_ctx: ProviderContext, origin: string) => isLoopbackOrigin(origin),
+    interactions: { url: (_ctx: ProviderContext, interaction: { uid: string }) => interactionPath(interaction.uid) },
+    renderError: async (ctx: ProviderContext, out: { error?: string; error_description?: string }) => {
+      ctx.type = 'html';
+      ctx.body = errorPage('Sign-in could not continue', `${out.error ?? 'error'}: ${out.error_description ?? 'the request could not be processed'}`);
+    },
+    ttl: {
+      AccessToken: env.BORROWER_TOKEN_TTL_SECONDS,
+      AuthorizationCode: 60,
+      IdToken: env.BORROWER_TOKEN_TTL_SECONDS,
+      RefreshToken: env.REFRESH_TOKEN_TTL_SECONDS,
+      Grant: env.REFRESH_TOKEN_TTL_SECONDS,
+      Interaction: INTERACTION_TTL_SECONDS,
+      Session: SESSION_TTL_SECONDS,
+    },
+    features: {
+      devInteractions: { enabled: false },
+      registration: { enabled: env.OAUTH_DCR_ENABLED, initialAccessToken: false },
+      revocation: { enabled: true },
+      userinfo: { enabled: false },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: () => resource,
+        useGrantedResource: () => true,
+        getResourceServerInfo: async (ctx: ProviderContext, indicator: string) => {
+          if (indicator !== resource) throw new errors.InvalidTarget(`unknown resource; this server issues tokens only for ${resource}`);
+          // While authorizing, every scope may be requested and granted; the stage gate applies
+          // to each access token, so a refresh after the stage advances picks up the new scopes.
+          if (ctx.oidc.route !== 'token') return resourceServer(SCOPES.join(' '));
+          const accountId = ctx.oidc.entities.Account?.accountId;
+          const borrower = accountId ? await findBorrower(deps.store.c, accountId) : null;
+          if (!borrower) throw new errors.InvalidGrant();
+          return resourceServer(scopesForStage(borrower.stage ?? 'SIGNED_IN').join(' '));
+        },
+      },
+    },
+  });
+  provider.proxy = env.PUBLIC_ORIGIN !== undefined;
+  return provider;
+}

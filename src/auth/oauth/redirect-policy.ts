@@ -1,0 +1,30 @@
+/**
+ * Which redirect URIs dynamic client registration accepts: loopback http (any port, RFC 8252
+ * native apps) or https on a named agent host (OAUTH_DCR_ALLOWED_HOSTS). Pure.
+ */
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
+
+export function isLoopbackHost(hostname: string): boolean {
+  return LOOPBACK_HOSTS.has(hostname.toLowerCase());
+}
+
+/** null when `uri` may be registered, else a sentence naming the URI and the rule it breaks. */
+export function redirectUriProblem(uri: string, allowedHosts: readonly string[]): string | null {
+  const url = URL.parse(uri);
+  const rule =
+    'only loopback http redirect URIs (http://127.0.0.1:<port>, http://[::1]:<port>, http://localhost:<port>)' +
+    (allowedHosts.length ? ` or https URIs on ${allowedHosts.join(', ')}` : '') +
+    ' are accepted';
+  if (!url) return `redirect_uris: ${JSON.stringify(uri)} is not an absolute URI; ${rule}.`;
+  if (url.hash || uri.includes('#')) return `redirect_uris: ${uri} must not contain a fragment.`;
+  if (url.username || url.password) return `redirect_uris: ${uri} must not carry credentials.`;
+  if (url.protocol === 'http:' && isLoopbackHost(url.hostname)) return null;
+  if (url.protocol === 'https:' && allowedHosts.includes(url.hostname.toLowerCase())) return null;
+  return `redirect_uris: ${uri} is not allowed; ${rule}.`;
+}
+
+/** An http(s) origin on a loopback host (browser-based agent hosts on this machine may call us via CORS). */
+export function isLoopbackOrigin(origin: string): boolean {
+  const url = URL.parse(origin);
+  return !!url && (url.protocol === 'http:' || url.protocol === 'https:') && isLoopbackHost(url.hostname);
+}

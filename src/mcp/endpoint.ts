@@ -1,0 +1,111 @@
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { Context } from 'koa';
+import type { AppDeps } from '../api/deps.js';
+import { MAX_BODY_BYTES, readJsonBody } from '../api/body.js';
+import { mcpUrl } from '../config/env.js';
+import { isApiError } from '../domain/errors.js';
+import { authenticateBorrower } from './auth.js';
+import { logMcpCalls } from './call-log.js';
+import { CallRecord } from './call-record.js';
+import {
+  insufficientScope,
+  internalError,
+  methodNotAllowed,
+  parseError,
+  payloadTooLarge,
+  unauthorized,
+  unsupportedMediaType,
+  type McpHttpError,
+} from './http-errors.js';
+import { resourceMetadataUrl } from './metadata.js';
+import { findScopeShortfall } from './scope-gate.js';
+import { createMcpServer } from './server.js';
+
+function send(ctx: Context, e: McpHttpError): void {
+  ctx.status = e.status;
+  for (const [k, v] of Object.entries(e.headers)) ctx.set(k, v);
+  ctx.body = e.body;
+}
+
+async function readBody(ctx: Context, requestId: string): Promise<{ ok: true; body: unknown } | { ok: false; error: McpHttpError }> {
+  try {
+    return { ok: true, body: await readJsonBody(ctx) };
+  } catch (err) {
+    if (isApiError(err) && err.code === 'UNSUPPORTED_MEDIA_TYPE') return { ok: false, error: unsupportedMediaType(requestId) };
+    if (isApiError(err) && err.code === 'PAYLOAD_TOO_LARGE') return { ok: false, error: payloadTooLarge(MAX_BODY_BYTES, requestId) };
+    if (isApiError(err) && err.code === 'INVALID_REQUEST') return { ok: false, error: parseError(requestId) };
+    throw err;
+  }
+}
+
+/** The SDK transport speaks Web Request/Response; the body is already parsed, so the request carries headers only. */
+function webRequest(ctx: Context, url: string): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(ctx.req.headers)) {
+    if (value === undefined || name === 'content-length' || name === 'transfer-encoding') continue;
+    headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+  }
+  return new Request(url, { method: 'POST', headers });
+}
+
+/**
+ * `{mcp_url}`: stateless Streamable HTTP. Bearer auth, then the JSON body (64 KiB), then the
+ * scope gate (403 insufficient_scope names the scopes, so stock clients re-authorise), then a
+ * fresh MCP server and transport answer the message(s) with JSON.
+ */
+export function mcpEndpoint(deps: AppDeps) {
+  const metadataUrl = resourceMetadataUrl(deps.env);
+  return async (ctx: Context): Promise<void> => {
+    const started = performance.now();
+    const requestId = ctx.state.requestId as string;
+    if (ctx.method !== 'POST') return send(ctx, methodNotAllowed(requestId));
+
+    const auth = await authenticateBorrower(deps, ctx.get('authorization') || undefined);
+    if (!auth.ok) {
+      deps.logger.info('mcp rejected', { requestId, status: 401, reason: auth.reason });
+      return send(ctx, unauthorized(metadataUrl, auth.tokenPresented, requestId));
+    }
+    const { principal } = auth;
+    const read = await readBody(ctx, requestId);
+    if (!read.ok) return send(ctx, read.error);
+
+    const shortfall = findScopeShortfall(read.body, principal.scopes);
+    if (shortfall) {
+      deps.logger.info('mcp call', {
+        requestId, borrowerId: principal.borrowerId, clientId: principal.clientId, method: 'tools/call', tool: shortfall.tool,
+        outcome: 'insufficient_scope', missingScopes: shortfall.missing, latencyMs: Math.round(performance.now() - started),
+      });
+      return send(ctx, insufficientScope(metadataUrl, shortfall.tool, shortfall.needed, shortfall.missing, requestId, shortfall.id));
+    }
+
+    const record = new CallRecord();
+    const server = createMcpServer({ deps, record, requestId });
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    try {
+      await server.connect(transport);
+      const response = await transport.handleRequest(webRequest(ctx, mcpUrl(deps.env)), { authInfo: auth.authInfo, parsedBody: read.body });
+      const text = await response.text();
+      ctx.status = response.status;
+      let responseBody: unknown;
+      if (text) {
+        const type = response.headers.get('content-type') ?? 'application/json';
+        ctx.type = type;
+        ctx.body = text;
+        try {
+          responseBody = JSON.parse(text);
+        } catch {
+          responseBody = undefined;
+        }
+      } else {
+        ctx.body = null;
+      }
+      logMcpCalls(deps.logger, { requestId, principal, latencyMs: Math.round(performance.now() - started) }, read.body, responseBody, record);
+    } catch (err) {
+      deps.logger.error('mcp request failed', { requestId, borrowerId: principal.borrowerId, error: err });
+      send(ctx, internalError(requestId));
+    } finally {
+      await transport.close().catch(() => undefined);
+      await server.close().catch(() => undefined);
+    }
+  };
+}

@@ -1,0 +1,86 @@
+/**
+ * HTTP-level refusals at /mcp. Every non-2xx body there is a JSON-RPC error (what MCP clients
+ * parse): `{"jsonrpc":"2.0","id":null,"error":{"code",message,"data":{"code":<our code>,"requestId",...}}}`.
+ */
+export interface McpHttpError {
+  status: number;
+  headers: Record<string, string>;
+  body: { jsonrpc: '2.0'; id: string | number | null; error: { code: number; message: string; data: Record<string, unknown> } };
+}
+
+/** JSON-RPC's reserved server-error code for refusals that are not about the message itself. */
+const SERVER_ERROR = -32000;
+const PARSE_ERROR = -32700;
+
+const quote = (v: string) => `"${v.replace(/["\\]/g, '\\$&')}"`;
+
+/** `Bearer k="v", ...` in the given order. */
+export function bearerChallenge(params: Record<string, string | undefined>): string {
+  const parts = Object.entries(params)
+    .filter((e): e is [string, string] => e[1] !== undefined)
+    .map(([k, v]) => `${k}=${quote(v)}`);
+  return parts.length ? `Bearer ${parts.join(', ')}` : 'Bearer';
+}
+
+export function mcpHttpError(
+  status: number,
+  code: string,
+  message: string,
+  requestId: string,
+  opts: { headers?: Record<string, string>; data?: Record<string, unknown>; rpcCode?: number; id?: string | number | null } = {},
+): McpHttpError {
+  return {
+    status,
+    headers: opts.headers ?? {},
+    body: { jsonrpc: '2.0', id: opts.id ?? null, error: { code: opts.rpcCode ?? SERVER_ERROR, message, data: { ...opts.data, code, requestId } } },
+  };
+}
+
+/** 401: no token, or one we cannot accept. RFC 6750 §3.1: error="invalid_token" only when a token was sent. */
+export function unauthorized(resourceMetadata: string, tokenPresented: boolean, requestId: string): McpHttpError {
+  const message = tokenPresented
+    ? 'The bearer token is invalid, expired or not issued for this resource. Obtain a new borrower token.'
+    : 'Send a borrower access token as Authorization: Bearer <token>; see resource_metadata for the authorization server.';
+  const challenge = bearerChallenge({
+    resource_metadata: resourceMetadata,
+    ...(tokenPresented ? { error: 'invalid_token', error_description: 'token invalid, expired or for another resource' } : {}),
+  });
+  return mcpHttpError(401, 'UNAUTHENTICATED', message, requestId, {
+    headers: { 'WWW-Authenticate': challenge },
+    data: { resource_metadata: resourceMetadata, ...(tokenPresented ? { oauth_error: 'invalid_token' } : {}) },
+  });
+}
+
+/** 403 insufficient_scope (RFC 6750 §3.1): `scope` lists every scope the tool needs. */
+export function insufficientScope(resourceMetadata: string, tool: string, needed: readonly string[], missing: readonly string[], requestId: string, id: string | number | null): McpHttpError {
+  const description = `${tool} needs scope ${needed.join(' ')}`;
+  return mcpHttpError(403, 'INSUFFICIENT_SCOPE', `This token lacks the scope ${missing.join(' ')} needed by ${tool}. Request it (re-authorise or refresh after onboarding advances) and retry.`, requestId, {
+    id,
+    headers: {
+      'WWW-Authenticate': bearerChallenge({ error: 'insufficient_scope', scope: needed.join(' '), resource_metadata: resourceMetadata, error_description: description }),
+    },
+    data: { oauth_error: 'insufficient_scope', tool, scope: needed.join(' '), missing_scopes: [...missing] },
+  });
+}
+
+export function methodNotAllowed(requestId: string): McpHttpError {
+  return mcpHttpError(405, 'METHOD_NOT_ALLOWED', 'This endpoint is stateless: send JSON-RPC messages with POST.', requestId, {
+    headers: { Allow: 'POST' },
+  });
+}
+
+export function payloadTooLarge(limitBytes: number, requestId: string): McpHttpError {
+  return mcpHttpError(413, 'PAYLOAD_TOO_LARGE', `The body exceeds ${limitBytes} bytes.`, requestId, { data: { limitBytes } });
+}
+
+export function unsupportedMediaType(requestId: string): McpHttpError {
+  return mcpHttpError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json.', requestId);
+}
+
+export function parseError(requestId: string): McpHttpError {
+  return mcpHttpError(400, 'INVALID_REQUEST', 'Parse error: the body is not valid JSON.', requestId, { rpcCode: PARSE_ERROR });
+}
+
+export function internalError(requestId: string): McpHttpError {
+  return mcpHttpError(500, 'INTERNAL', 'An internal error occurred. Retry later; quote the requestId if it persists.', requestId);
+}

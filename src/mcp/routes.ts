@@ -1,0 +1,18 @@
+import Router from '@koa/router';
+import type { AppDeps } from '../api/deps.js';
+import { mcpEndpoint } from './endpoint.js';
+import { PRM_PATHS, protectedResourceMetadata } from './metadata.js';
+
+/** `/mcp` (every method; only POST is served) and the RFC 9728 documents. */
+export function mcpRouter(deps: AppDeps): Router {
+  const router = new Router();
+  const metadata = protectedResourceMetadata(deps.env);
+  for (const path of PRM_PATHS) {
+    router.get(path, (ctx) => {
+      ctx.set('Cache-Control', 'public, max-age=300');
+      ctx.body = metadata;
+    });
+  }
+  router.all('/mcp', mcpEndpoint(deps));
+  return router;
+}

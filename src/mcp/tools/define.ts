@@ -1,0 +1,101 @@
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { z } from 'zod';
+import type { AppDeps } from '../../api/deps.js';
+import { ToolError } from '../../agents/errors.js';
+import type { BorrowerPrincipal } from '../../agents/types.js';
+import { missingScopes, TOOL_SCOPES, type ToolName } from '../../domain/onboarding.js';
+import { principalFromAuthInfo } from '../auth.js';
+import type { CallRecord } from '../call-record.js';
+
+type InputSchema = z.ZodObject;
+
+/** One agent tool: its MCP description plus the service function behind it. */
+export interface ToolDefinition<I extends InputSchema = InputSchema> {
+  name: ToolName;
+  title: string;
+  description: string;
+  inputSchema: I;
+  outputSchema?: z.ZodObject;
+  annotations: ToolAnnotations;
+  run(deps: AppDeps, principal: BorrowerPrincipal, input: z.output<I>): Promise<object>;
+  /** One short line for the text content, telling the agent what happened and what to do next. */
+  summarize(output: Record<string, unknown>): string;
+}
+
+/** Ties a definition's schema to its handler's input type. */
+export function defineTool<I extends InputSchema>(def: ToolDefinition<I>): ToolDefinition<I> {
+  return def;
+}
+
+export interface ToolRuntime {
+  deps: AppDeps;
+  record: CallRecord;
+  /** The HTTP request id, for logs and INTERNAL error messages. */
+  requestId: string;
+}
+
+/**
+ * Errors are a tool result with isError and the JSON `{"error":{code,message,...}}` as text.
+ * They carry no structuredContent: the stock SDK client validates structuredContent against the
+ * tool's outputSchema even on errors, and would hide the real error behind a schema mismatch.
+ */
+function errorResult(error: Record<string, unknown>): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error }) }] };
+}
+
+function okResult(def: ToolDefinition<InputSchema>, output: object): CallToolResult {
+  const structured = output as Record<string, unknown>;
+  return {
+    structuredContent: structured,
+    content: [{ type: 'text', text: `${def.summarize(structured)}\n${JSON.stringify(structured)}` }],
+  };
+}
+
+export async function runTool(def: ToolDefinition<InputSchema>, rt: ToolRuntime, input: unknown, extra: { authInfo?: Parameters<typeof principalFromAuthInfo>[0]; requestId: string | number }): Promise<CallToolResult> {
+  const principal = principalFromAuthInfo(extra.authInfo);
+  if (!principal) {
+    rt.record.set(extra.requestId, { tool: def.name, outcome: 'tool_error', errorCode: 'UNAUTHENTICATED' });
+    return errorResult({ code: 'UNAUTHENTICATED', message: 'No borrower token reached this tool.' });
+  }
+  // Defence in depth: the endpoint already answered 403 for this before the call got here.
+  const missing = missingScopes(def.name, principal.scopes);
+  if (missing.length > 0) {
+    rt.record.set(extra.requestId, { tool: def.name, outcome: 'tool_error', errorCode: 'INSUFFICIENT_SCOPE' });
+    return errorResult({
+      code: 'INSUFFICIENT_SCOPE',
+      oauth_error: 'insufficient_scope',
+      message: `This token lacks the scope ${missing.join(' ')} needed by ${def.name}.`,
+      scope: TOOL_SCOPES[def.name].join(' '),
+      missing_scopes: missing,
+    });
+  }
+  try {
+    const output = await def.run(rt.deps, principal, input as never);
+    rt.record.set(extra.requestId, { tool: def.name, outcome: 'ok' });
+    return okResult(def, output);
+  } catch (err) {
+    if (err instanceof ToolError) {
+      rt.record.set(extra.requestId, { tool: def.name, outcome: 'tool_error', errorCode: err.code });
+      return errorResult(err.toJSON().error);
+    }
+    rt.record.set(extra.requestId, { tool: def.name, outcome: 'internal_error', errorCode: 'INTERNAL' });
+    rt.deps.logger.error('mcp tool failed', { requestId: rt.requestId, tool: def.name, borrowerId: principal.borrowerId, error: err });
+    return errorResult({ code: 'INTERNAL', message: `An internal error occurred. Retry later; quote ${rt.requestId} if it persists.`, requestId: rt.requestId });
+  }
+}
+
+export function registerTool(server: McpServer, def: ToolDefinition<InputSchema>, rt: ToolRuntime): void {
+  server.registerTool(
+    def.name,
+    {
+      title: def.title,
+      description: def.description,
+      inputSchema: def.inputSchema,
+      ...(def.outputSchema ? { outputSchema: def.outputSchema } : {}),
+      annotations: { title: def.title, ...def.annotations },
+    },
+    (async (input: unknown, extra: { authInfo?: Parameters<typeof principalFromAuthInfo>[0]; requestId: string | number }) =>
+      runTool(def, rt, input, extra)) as never,
+  );
+}

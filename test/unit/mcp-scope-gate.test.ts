@@ -1,0 +1,45 @@
+import assert from 'node:assert/strict';
+import { bearerChallenge, insufficientScope, unauthorized } from '../../src/mcp/http-errors.js';
+import { findScopeShortfall } from '../../src/mcp/scope-gate.js';
+
+const call = (name: string, id: number | string = 1) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {} } });
+
+describe('mcp scope gate', function () {
+  it('passes calls whose tool scopes the token holds, and non-tool methods', function () {
+    assert.equal(findScopeShortfall(call('get_borrower_status'), ['borrower:token']), undefined);
+    assert.equal(findScopeShortfall({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, []), undefined);
+    assert.equal(findScopeShortfall(call('no_such_tool'), []), undefined, 'unknown tools are the SDK\'s to refuse');
+    assert.equal(findScopeShortfall('garbage', []), undefined);
+  });
+
+  it('names every scope a tool needs and the ones missing', function () {
+    const s = findScopeShortfall(call('prepare_x402_payment', 'a'), ['spend:intent:create']);
+    assert.deepEqual(s, { tool: 'prepare_x402_payment', needed: ['spend:intent:create', 'policy:evaluate', 'signing:request'], missing: ['policy:evaluate', 'signing:request'], id: 'a' });
+  });
+
+  it('checks every call of a batch', function () {
+    const s = findScopeShortfall([call('get_borrower_status', 1), { jsonrpc: '2.0', method: 'notifications/initialized' }, call('claim_handle', 2)], ['borrower:token']);
+    assert.equal(s?.tool, 'claim_handle');
+    assert.equal(s?.id, 2);
+  });
+});
+
+describe('mcp challenges', function () {
+  it('quotes parameter values', function () {
+    assert.equal(bearerChallenge({ a: 'x"y\\z', b: undefined }), 'Bearer a="x\\"y\\\\z"');
+    assert.equal(bearerChallenge({}), 'Bearer');
+  });
+
+  it('adds error="invalid_token" only when a token was presented', function () {
+    assert.equal(unauthorized('http://h/.well-known/oauth-protected-resource/mcp', false, 'req_1').headers['WWW-Authenticate'], 'Bearer resource_metadata="http://h/.well-known/oauth-protected-resource/mcp"');
+    assert.match(unauthorized('http://h/m', true, 'req_1').headers['WWW-Authenticate'] ?? '', /^Bearer resource_metadata="http:\/\/h\/m", error="invalid_token"/);
+  });
+
+  it('puts error, scope and resource_metadata in the insufficient_scope challenge', function () {
+    const e = insufficientScope('http://h/m', 'claim_handle', ['handle:claim'], ['handle:claim'], 'req_1', 3);
+    assert.equal(e.status, 403);
+    assert.match(e.headers['WWW-Authenticate'] ?? '', /^Bearer error="insufficient_scope", scope="handle:claim", resource_metadata="http:\/\/h\/m"/);
+    assert.equal(e.body.id, 3);
+    assert.equal(e.body.error.data.scope, 'handle:claim');
+  });
+});
