@@ -1,3 +1,4 @@
+import type { WorkerMetrics } from '../src/observability/metrics.js';
 import type { Client } from '@temporalio/client';
 import type { PaymentState } from '../src/domain/payment.js';
 import { convertHoldToDebt, releaseHold } from '../src/store/borrowers.js';
@@ -9,6 +10,7 @@ export interface PaymentActivityDeps {
   store: Store;
   temporal: Client;
   taskQueue: string;
+  metrics?: WorkerMetrics;
 }
 
 export function createPaymentActivities(deps: PaymentActivityDeps) {
@@ -46,8 +48,10 @@ export function createPaymentActivities(deps: PaymentActivityDeps) {
       await convertHoldToDebt(deps.store.c, input.borrowerId, input.holdId);
     },
 
+    /** Called when a payment ends FAILED: its reserved credit goes back. */
     async releaseCredit(input: { borrowerId: string; holdId: string }): Promise<void> {
-      await releaseHold(deps.store.c, input.borrowerId, input.holdId);
+      const released = await releaseHold(deps.store.c, input.borrowerId, input.holdId);
+      if (released) deps.metrics?.workflowFailures.inc({ kind: 'payment' });
     },
   };
 }

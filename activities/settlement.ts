@@ -3,11 +3,13 @@ import type { ChainContext, SettlementItem } from '../src/chain/settlement.js';
 import { awaitBatchConfirmation, findBatchSettlement, submitSettleBatch } from '../src/chain/settlement.js';
 import type { Store } from '../src/store/mongo.js';
 import { claimPaymentsForBatch } from '../src/store/payments.js';
+import type { WorkerMetrics } from '../src/observability/metrics.js';
 
 export interface SettlementActivityDeps {
   store: Store;
   chain: ChainContext;
   settings: { maxPayments: number; maxWaitMs: number; maxAttempts: number; confirmations: number };
+  metrics?: WorkerMetrics;
 }
 
 export type SubmitResult =
@@ -20,6 +22,9 @@ export type ConfirmationResult =
   | { status: 'dropped' };
 
 export function createSettlementActivities(deps: SettlementActivityDeps) {
+  // Broadcast time and size per batch, for the latency and payments-settled metrics. Lost on a
+  // worker restart, which only costs one latency sample.
+  const inFlight = new Map<string, { sentAt: number; payments: number }>();
   return {
     async batcherSettings(): Promise<{ maxPayments: number; maxWaitMs: number; maxAttempts: number }> {
       const { maxPayments, maxWaitMs, maxAttempts } = deps.settings;
@@ -39,6 +44,10 @@ export function createSettlementActivities(deps: SettlementActivityDeps) {
       }));
       const paymentIds = docs.map((d) => d._id);
       const sent = await submitSettleBatch(deps.chain, input.batchId, items);
+      if (sent.kind === 'sent') {
+        inFlight.set(input.batchId, { sentAt: Date.now(), payments: items.length });
+        deps.metrics?.batchSize.observe(items.length);
+      }
       return sent.kind === 'sent' ? { kind: 'sent', paymentIds, transaction: sent.txHash } : { kind: 'already_settled', paymentIds };
     },
 
@@ -59,7 +68,15 @@ export function createSettlementActivities(deps: SettlementActivityDeps) {
         timeoutMs: 10 * 60_000,
         onProgress: (p: unknown) => ctx.heartbeat(p),
       });
+      const sent = inFlight.get(input.batchId);
+      inFlight.delete(input.batchId);
+      deps.metrics?.batches.inc({ outcome: r.status });
       if (r.status === 'confirmed') {
+        if (sent) {
+          deps.metrics?.settleLatency.observe((Date.now() - sent.sentAt) / 1000);
+          deps.metrics?.paymentsSettled.inc(sent.payments);
+        }
+        deps.metrics?.gasUsed.inc(Number(r.gasUsed));
         return {
           status: 'confirmed',
           transaction: r.txHash,

@@ -6,6 +6,8 @@ import { makeChainClients } from '../src/chain/clients.js';
 import type { ChainContext } from '../src/chain/settlement.js';
 import { loadEnv, type Env } from '../src/config/env.js';
 import { createLogger } from '../src/observability/logger.js';
+import { createRegistry, workerMetrics } from '../src/observability/metrics.js';
+import { serveMetrics } from '../src/observability/metrics-server.js';
 import { connectStore } from '../src/store/mongo.js';
 import { connectTemporal } from '../src/temporal/client.js';
 import { BATCHER_WORKFLOW_ID } from '../workflows/definitions.js';
@@ -39,7 +41,18 @@ async function main() {
   const store = await connectStore(env.MONGODB_URI ?? `mongodb://127.0.0.1:${env.MONGODB_PORT}/`, env.MONGODB_DB);
   const temporal = await connectTemporal(env.TEMPORAL_ADDRESS, env.TEMPORAL_NAMESPACE);
   const connection = await NativeConnection.connect({ address: env.TEMPORAL_ADDRESS });
+  const registry = createRegistry('worker');
+  const metrics = workerMetrics(registry);
+  // A busy port costs the metrics endpoint, never the worker.
+  const metricsServer =
+    env.WORKER_METRICS_PORT > 0
+      ? await serveMetrics(registry, env.WORKER_METRICS_PORT, env.METRICS_TOKEN).catch((err: unknown) => {
+          logger.warn('worker metrics endpoint not started', { port: env.WORKER_METRICS_PORT, error: err });
+          return null;
+        })
+      : null;
   const activities = createActivities({
+    metrics,
     store,
     temporal,
     taskQueue: env.TEMPORAL_TASK_QUEUE,
@@ -74,6 +87,7 @@ async function main() {
   process.stdout.write('worker ready\n');
   logger.info('worker ready', { taskQueue: env.TEMPORAL_TASK_QUEUE });
   await worker.run();
+  metricsServer?.close();
   await Promise.allSettled([store.close(), temporal.connection.close(), connection.close()]);
 }
 

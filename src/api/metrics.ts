@@ -1,9 +1,9 @@
 import Router from '@koa/router';
 import type { Context, Next } from 'koa';
 import type { Registry } from 'prom-client';
-import { timingSafeEqual } from 'node:crypto';
 import { ApiError } from '../domain/errors.js';
 import type { ApiMetrics } from '../observability/metrics.js';
+import { sameSecret } from '../observability/metrics-server.js';
 
 /** Counts every request by its route pattern (never the raw path, which carries ids). */
 export function httpMetricsMiddleware(m: ApiMetrics) {
@@ -17,12 +17,6 @@ export function httpMetricsMiddleware(m: ApiMetrics) {
       m.httpRequests.inc({ route: String(route), method: ctx.method, status: String(ctx.status) });
     }
   };
-}
-
-function sameSecret(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
 }
 
 /** GET /metrics in the Prometheus text format; behind METRICS_TOKEN (Bearer) when one is set. */

@@ -17,6 +17,7 @@ function summary(s: StackHandle): string {
     ['Settlement', s.chain.settlement],
     ['Asset (USDC)', s.chain.asset],
     ['Settler', s.chain.settlerAddress],
+    ['Metrics', `${s.urls.origin}/metrics (API), http://127.0.0.1:${s.config.WORKER_METRICS_PORT}/metrics (worker)`],
     ['Data dir', s.dataDir],
   ];
   return [

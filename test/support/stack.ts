@@ -29,6 +29,7 @@ async function testSource(dir: string): Promise<NodeJS.ProcessEnv> {
     TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}`,
     MONGODB_PORT: String(await freePort()),
     ANVIL_PORT: String(await freePort()),
+    WORKER_METRICS_PORT: String(await freePort()),
     CHAIN_ID: '84532',
     BATCH_MAX_WAIT_MS: '1000',
     CONFIRMATIONS: '1',

@@ -1,0 +1,33 @@
+import { createServer, type Server } from 'node:http';
+import { timingSafeEqual } from 'node:crypto';
+import type { Registry } from 'prom-client';
+
+/** Constant-time comparison of a presented bearer secret. */
+export function sameSecret(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** The worker's Prometheus endpoint: GET /metrics on 127.0.0.1 only (put a scraper beside it). */
+export function serveMetrics(registry: Registry, port: number, token: string | undefined): Promise<Server> {
+  const server = createServer((req, res) => {
+    if (req.method !== 'GET' || req.url !== '/metrics') {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: scrape GET /metrics');
+      return;
+    }
+    const presented = /^Bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1] ?? '';
+    if (token && !sameSecret(presented, token)) {
+      res.writeHead(401, { 'content-type': 'text/plain', 'www-authenticate': 'Bearer' }).end('send Authorization: Bearer <METRICS_TOKEN>');
+      return;
+    }
+    registry.metrics().then(
+      (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
+      () => res.writeHead(500, { 'content-type': 'text/plain' }).end('metrics unavailable'),
+    );
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve(server));
+  });
+}
