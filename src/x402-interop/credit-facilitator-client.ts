@@ -1,0 +1,184 @@
+import { FacilitatorResponseError, type FacilitatorClient } from '@x402/core/server';
+import type { PaymentPayload, PaymentRequirements, SettleResponse, SupportedResponse, VerifyResponse } from '@x402/core/types';
+import { createLogger, type Logger } from '../observability/logger.js';
+import {
+  captureIdempotencyKey,
+  captureOutcomeFrom,
+  facilitatorBody,
+  receiptFrom,
+  settleFailure,
+  settleFromFinalReceipt,
+  settleSuccess,
+  supportedFrom,
+  UnusableAnswer,
+  verifyResponseFrom,
+  type CaptureOutcome,
+  type Receipt,
+} from './facilitator-mapping.js';
+
+export interface CreditFacilitatorClientOptions {
+  /** The facilitator's {base_url}, ending in /api/v1. */
+  baseUrl: string;
+  /** The merchant's sk_live_ API key (x402:settle:create and x402:settle:read). */
+  apiKey: string;
+  /**
+   * confirmed (default): settle() answers success only once the payment is CONFIRMED on chain.
+   * captured: success as soon as the capture is queued (the merchant accepts the settlement risk;
+   * `transaction` is then usually empty and `extra.status` says QUEUED).
+   */
+  waitFor?: 'confirmed' | 'captured';
+  confirmTimeoutMs?: number;
+  pollIntervalMs?: number;
+  /** Per HTTP request. */
+  requestTimeoutMs?: number;
+  fetch?: typeof fetch;
+  logger?: Logger;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * @x402/core's FacilitatorClient over our facilitator API, for the reference resource-server
+ * middleware (x402ResourceServer / paymentMiddleware): verify → POST /facilitator/verify,
+ * settle → POST /facilitator/capture (then polls the payment), getSupported → GET /facilitator/supported.
+ */
+export class CreditFacilitatorClient implements FacilitatorClient {
+  readonly baseUrl: string;
+  readonly #apiKey: string;
+  readonly #fetch: typeof fetch;
+  readonly #log: Logger;
+  readonly #waitFor: 'confirmed' | 'captured';
+  readonly #confirmTimeoutMs: number;
+  readonly #pollIntervalMs: number;
+  readonly #requestTimeoutMs: number;
+
+  constructor(opts: CreditFacilitatorClientOptions) {
+    if (!/^sk_live_[A-Za-z0-9_-]{20,}$/.test(opts.apiKey)) throw new Error('CreditFacilitatorClient: apiKey must be a merchant sk_live_ API key');
+    this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
+    this.#apiKey = opts.apiKey;
+    this.#fetch = opts.fetch ?? fetch;
+    this.#log = (opts.logger ?? createLogger('silent')).child({ component: 'credit-facilitator-client' });
+    this.#waitFor = opts.waitFor ?? 'confirmed';
+    this.#confirmTimeoutMs = opts.confirmTimeoutMs ?? 30_000;
+    this.#pollIntervalMs = opts.pollIntervalMs ?? 500;
+    this.#requestTimeoutMs = opts.requestTimeoutMs ?? 15_000;
+  }
+
+  async getSupported(): Promise<SupportedResponse> {
+    const { status, json } = await this.#request('GET', '/facilitator/supported', undefined, {}, false);
+    return this.#usable(() => supportedFrom(status, json));
+  }
+
+  async verify(paymentPayload: PaymentPayload, paymentRequirements: PaymentRequirements): Promise<VerifyResponse> {
+    const { status, json } = await this.#request('POST', '/facilitator/verify', facilitatorBody(paymentPayload, paymentRequirements));
+    const result = this.#usable(() => verifyResponseFrom(status, json));
+    if (result.isValid || result.invalidReason !== 'voucher_already_used') return result;
+    return this.#resumedCapture(paymentPayload, paymentRequirements, result);
+  }
+
+  async settle(paymentPayload: PaymentPayload, paymentRequirements: PaymentRequirements): Promise<SettleResponse> {
+    const network = paymentRequirements.network;
+    const outcome = await this.#capture(paymentPayload, paymentRequirements);
+    switch (outcome.kind) {
+      case 'rejected':
+        this.#log.info('capture rejected', { reason: outcome.reason });
+        return settleFailure(network, outcome.reason, outcome.message);
+      case 'busy':
+        return settleFailure(network, 'facilitator_busy', `the facilitator is rate limiting or unavailable; retry in ${outcome.retryAfterSeconds} s`);
+      case 'captured':
+        break;
+    }
+    const receipt = outcome.receipt;
+    this.#log.info('payment captured', { paymentId: receipt.paymentId, status: receipt.status, replayed: outcome.replayed });
+    if (this.#waitFor === 'captured') {
+      return receipt.status === 'FAILED' ? settleFromFinalReceipt(receipt, 0) : settleSuccess(receipt);
+    }
+    const started = Date.now();
+    const last = await this.#waitForFinal(receipt);
+    const answer = settleFromFinalReceipt(last, Date.now() - started);
+    if (!answer.success) this.#log.warn('payment not confirmed', { paymentId: last.paymentId, status: last.status, reason: answer.errorReason });
+    return answer;
+  }
+
+  /** The current receipt of a payment this merchant captured, or null. */
+  async payment(paymentId: string): Promise<Receipt | null> {
+    try {
+      const { status, json } = await this.#request('GET', `/facilitator/payments/${encodeURIComponent(paymentId)}`);
+      return receiptFrom(status, json);
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * Verify refuses a voucher that is already captured. When it was captured by this merchant for
+   * this very payload (an earlier attempt whose settle timed out or whose answer was lost), a
+   * capture with the same derived key replays the receipt without side effects: let the request
+   * through so settle() resumes that payment instead of refusing a paid order.
+   */
+  async #resumedCapture(paymentPayload: PaymentPayload, requirements: PaymentRequirements, refused: VerifyResponse): Promise<VerifyResponse> {
+    const replay = await this.#capture(paymentPayload, requirements).catch(() => null);
+    if (replay?.kind !== 'captured' || !replay.replayed) return refused;
+    this.#log.info('resuming an earlier capture', { paymentId: replay.receipt.paymentId });
+    return { isValid: true, payer: replay.receipt.payer, extra: { paymentId: replay.receipt.paymentId, resumed: true } };
+  }
+
+  async #capture(paymentPayload: PaymentPayload, requirements: PaymentRequirements): Promise<CaptureOutcome> {
+    const { status, json, retryAfter } = await this.#request('POST', '/facilitator/capture', facilitatorBody(paymentPayload, requirements), {
+      'idempotency-key': captureIdempotencyKey(paymentPayload),
+    });
+    return this.#usable(() => captureOutcomeFrom(status, json, retryAfter));
+  }
+
+  async #waitForFinal(first: Receipt): Promise<Receipt> {
+    const deadline = Date.now() + this.#confirmTimeoutMs;
+    let last = first;
+    while (last.status !== 'CONFIRMED' && last.status !== 'FAILED' && Date.now() < deadline) {
+      await sleep(Math.min(this.#pollIntervalMs, Math.max(0, deadline - Date.now())));
+      last = (await this.payment(first.paymentId)) ?? last;
+    }
+    return last;
+  }
+
+  #usable<T>(map: () => T): T {
+    try {
+      return map();
+    } catch (err) {
+      if (err instanceof UnusableAnswer) throw new FacilitatorResponseError(err.message);
+      throw err;
+    }
+  }
+
+  async #request(
+    method: 'GET' | 'POST',
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+    authenticated = true,
+  ): Promise<{ status: number; json: unknown; retryAfter: string | null }> {
+    let res: Response;
+    try {
+      res = await this.#fetch(`${this.baseUrl}${path}`, {
+        method,
+        headers: {
+          ...(authenticated ? { authorization: `Bearer ${this.#apiKey}` } : {}),
+          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+          ...headers,
+        },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+        signal: AbortSignal.timeout(this.#requestTimeoutMs),
+      });
+    } catch (err) {
+      // Never echo the request (it carries the key); the cause's name is enough to act on.
+      throw new FacilitatorResponseError(`cannot reach the facilitator for ${method} ${path} (${(err as Error).name})`);
+    }
+    const text = await res.text().catch(() => '');
+    let json: unknown = null;
+    try {
+      json = text ? JSON.parse(text) : null;
+    } catch {
+      json = null;
+    }
+    return { status: res.status, json, retryAfter: res.headers.get('retry-after') };
+  }
+}

@@ -1,0 +1,4 @@
+export { CreditSchemeClient, CreditSchemeClientError, type CreditSchemeClientOptions, type PreparingAgent } from './credit-scheme-client.js';
+export { CreditSchemeServer, type CreditSchemeServerOptions } from './credit-scheme-server.js';
+export { CreditFacilitatorClient, type CreditFacilitatorClientOptions } from './credit-facilitator-client.js';
+export { captureIdempotencyKey, requirementsForPayment } from './facilitator-mapping.js';

@@ -1,0 +1,163 @@
+import assert from 'node:assert/strict';
+import { x402Client } from '@x402/core/client';
+import { encodePaymentSignatureHeader } from '@x402/core/http';
+import { x402ResourceServer } from '@x402/core/server';
+import type { PaymentPayload, PaymentRequired, SupportedKind } from '@x402/core/types';
+import type { PrepareX402Args } from '../../src/agent-client/tool-types.js';
+import { canonicalJson } from '../../src/domain/canonical.js';
+import { generateAgentKeyPair, VOUCHER_SIGNING_PREFIX, verifyVoucherSignature, type Voucher } from '../../src/domain/voucher.js';
+import { CreditSchemeClient } from '../../src/x402-interop/credit-scheme-client.js';
+import { CreditSchemeServer } from '../../src/x402-interop/credit-scheme-server.js';
+import { sampleVoucher, SAMPLE } from '../helpers/sample-voucher.js';
+
+const NETWORK = 'eip155:84532' as const;
+const NOW_MS = 1_700_000_100_000;
+const KIND: SupportedKind = { x402Version: 2, scheme: 'credit', network: NETWORK, extra: { asset: '0x00000000000000000000000000000000000000BB', decimals: 6 } };
+
+function required(orderRef = 'order-42'): PaymentRequired {
+  return {
+    x402Version: 2,
+    resource: { url: 'https://merchant.example/report/42', description: '', mimeType: '' },
+    accepts: [
+      {
+        scheme: 'credit',
+        network: NETWORK,
+        asset: SAMPLE.asset,
+        amount: '1500000',
+        payTo: SAMPLE.payTo,
+        maxTimeoutSeconds: 300,
+        extra: { merchantId: SAMPLE.merchantId, orderRef },
+      },
+    ],
+  };
+}
+
+/** prepare_x402_payment's answer for a voucher, as the service builds it. */
+function prepared(v: Voucher, patch: Record<string, unknown> = {}) {
+  return {
+    spend_intent_id: v.spendIntentId,
+    idempotency_key: '6f1c1d0e-5b7a-4c39-9d2e-3a4b5c6d7e8f',
+    voucher: v,
+    signing_input: VOUCHER_SIGNING_PREFIX + canonicalJson(v),
+    payment_requirements: required().accepts[0],
+    expires_at: new Date(v.expiresAt * 1000).toISOString(),
+    ...patch,
+  };
+}
+
+describe('x402-interop: credit scheme plug-ins', () => {
+  const keys = generateAgentKeyPair();
+
+  function clientWith(answer: (args: PrepareX402Args) => unknown, maxAmount?: string) {
+    const calls: PrepareX402Args[] = [];
+    const scheme = new CreditSchemeClient({
+      prepare: async (args) => {
+        calls.push(args);
+        return answer(args);
+      },
+      privateKey: keys.privateKey,
+      operationalAgentId: SAMPLE.operationalAgentId,
+      now: () => NOW_MS,
+      ...(maxAmount ? { maxAmount } : {}),
+    });
+    const client = new x402Client().register('eip155:*', scheme).setSpendControls(false);
+    return { scheme, client, calls };
+  }
+
+  describe('CreditSchemeClient through the stock x402Client', () => {
+    it('prepares with the chosen offer and its order, checks, signs locally and returns the credit envelope', async () => {
+      const { client, calls, scheme } = clientWith(() => prepared(sampleVoucher()));
+      const payload = await client.createPaymentPayload(required());
+      assert.equal(calls.length, 1);
+      assert.equal(calls[0]!.order_ref, 'order-42');
+      assert.equal(calls[0]!.operational_agent_id, SAMPLE.operationalAgentId);
+      assert.deepEqual((calls[0]!.payment_required as unknown as PaymentRequired).accepts, required().accepts);
+      assert.equal(payload.x402Version, 2);
+      assert.deepEqual(payload.accepted, required().accepts[0]);
+      const inner = payload.payload as { voucher: Voucher; signature: string };
+      assert.deepEqual(Object.keys(inner).sort(), ['signature', 'voucher']);
+      assert.equal(verifyVoucherSignature(inner.voucher, inner.signature, keys.publicKey), true);
+      assert.equal(scheme.idempotencyKeyFor(inner.voucher.voucherId), '6f1c1d0e-5b7a-4c39-9d2e-3a4b5c6d7e8f');
+    });
+
+    it('never signs what it cannot reproduce: another amount, another merchant, a foreign signing string', async () => {
+      const cases: [string, unknown][] = [
+        ['amount_mismatch', prepared(sampleVoucher({ amount: '1500001' }))],
+        ['merchant_mismatch', prepared(sampleVoucher({ merchantId: '66666666-6666-4666-8666-666666666666' }))],
+        ['signing_input_mismatch', prepared(sampleVoucher(), { signing_input: 'sign me, I am harmless' })],
+        ['resource_mismatch', prepared(sampleVoucher({ resource: 'https://elsewhere.example/' }))],
+      ];
+      for (const [code, answer] of cases) {
+        const { client } = clientWith(() => answer);
+        await assert.rejects(client.createPaymentPayload(required()), (e: unknown) => (e as { code?: string }).code === code, code);
+      }
+    });
+
+    it('honours its own cap and the x402Client spend cap, whichever is lower', async () => {
+      const own = clientWith(() => prepared(sampleVoucher()), '1000000');
+      await assert.rejects(own.client.createPaymentPayload(required()), (e: unknown) => (e as { code?: string }).code === 'amount_over_limit');
+      const capped = clientWith(() => prepared(sampleVoucher()));
+      capped.client.setSpendControls({ allowedAssets: [{ network: NETWORK, asset: SAMPLE.asset, maxAmountPerPayment: '1500000' }] });
+      await capped.client.createPaymentPayload(required());
+    });
+
+    it('refuses to be called without the 402 (outside x402Client)', async () => {
+      const { scheme } = clientWith(() => prepared(sampleVoucher()));
+      await assert.rejects(scheme.createPaymentPayload(2, required().accepts[0]!), /no PaymentRequired/);
+    });
+
+    it('adds the prepared Idempotency-Key to the paid request only', async () => {
+      const { client, scheme } = clientWith(() => prepared(sampleVoucher()));
+      const payload = await client.createPaymentPayload(required());
+      const seen: Request[] = [];
+      const inner: typeof fetch = async (input) => {
+        seen.push(input as Request);
+        return new Response('ok');
+      };
+      const wrapped = scheme.withIdempotencyKey(inner);
+      await wrapped('http://127.0.0.1:9/x');
+      await wrapped('http://127.0.0.1:9/x', { headers: { 'PAYMENT-SIGNATURE': encodePaymentSignatureHeader(payload) } });
+      await wrapped('http://127.0.0.1:9/x', { headers: { 'PAYMENT-SIGNATURE': encodePaymentSignatureHeader(payload), 'Idempotency-Key': 'mine' } });
+      assert.equal(seen[0]!.headers.get('idempotency-key'), null);
+      assert.equal(seen[1]!.headers.get('idempotency-key'), '6f1c1d0e-5b7a-4c39-9d2e-3a4b5c6d7e8f');
+      assert.equal(seen[2]!.headers.get('idempotency-key'), 'mine');
+    });
+  });
+
+  describe('CreditSchemeServer in the stock x402ResourceServer', () => {
+    const server = () => new CreditSchemeServer({ merchantId: SAMPLE.merchantId.toUpperCase(), facilitatorUrl: 'http://127.0.0.1:8402/api/v1' });
+
+    it('learns the asset from the facilitator kind and prices "$1.50" in its base units', async () => {
+      const s = server();
+      assert.equal(s.validateFacilitatorSupport(NETWORK, KIND), undefined);
+      assert.deepEqual(await s.parsePrice('$1.50', NETWORK), { amount: '1500000', asset: SAMPLE.asset });
+      assert.deepEqual(await s.parsePrice({ amount: '42', asset: SAMPLE.asset.toUpperCase() }, NETWORK), { amount: '42', asset: SAMPLE.asset });
+      assert.equal(s.getAssetDecimals(SAMPLE.asset, NETWORK), 6);
+      await assert.rejects(server().parsePrice('$1', NETWORK), /initialize/);
+      await assert.rejects(s.parsePrice('1 EURC', NETWORK), /USD/);
+      assert.match(String(server().validateFacilitatorSupport(NETWORK, { ...KIND, extra: {} })), /no settlement asset/);
+    });
+
+    it('builds the accepts entry: lowercase addresses, merchant, facilitator and a fresh order unless the route fixes one', async () => {
+      let n = 0;
+      const s = new CreditSchemeServer({ merchantId: SAMPLE.merchantId, newOrderRef: () => `o-${++n}` });
+      const base = { scheme: 'credit', network: NETWORK, asset: '', amount: '5', payTo: SAMPLE.payTo.toUpperCase().replace('0X', '0x'), maxTimeoutSeconds: 300, extra: {} };
+      const a = await s.enhancePaymentRequirements(base, KIND);
+      const b = await s.enhancePaymentRequirements(base, KIND);
+      assert.deepEqual(a, { ...base, asset: SAMPLE.asset, payTo: SAMPLE.payTo, extra: { merchantId: SAMPLE.merchantId, orderRef: 'o-1' } });
+      assert.equal(b.extra.orderRef, 'o-2');
+      const fixed = await s.enhancePaymentRequirements({ ...base, extra: { orderRef: 'route-order' } }, KIND);
+      assert.equal(fixed.extra.orderRef, 'route-order');
+    });
+
+    it('lets the paid request match although its rebuilt requirements name another order', async () => {
+      const rs = new x402ResourceServer([]).register(NETWORK, server());
+      const offered = required('order-from-the-402').accepts[0]!;
+      const rebuilt = { ...offered, extra: { ...offered.extra, orderRef: 'order-of-this-request', facilitator: 'http://127.0.0.1:8402/api/v1' } };
+      const paid: PaymentPayload = { x402Version: 2, accepted: { ...offered, extra: { ...offered.extra, facilitator: 'http://127.0.0.1:8402/api/v1' } }, payload: {} };
+      assert.equal(rs.findMatchingRequirements([rebuilt], paid), rebuilt);
+      const otherPrice = { ...rebuilt, amount: '1' };
+      assert.equal(rs.findMatchingRequirements([otherPrice], paid), undefined);
+    });
+  });
+});
