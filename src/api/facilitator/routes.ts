@@ -79,12 +79,14 @@ export function facilitatorRouter(deps: AppDeps): Router {
         body: body.paymentRequirements ? body : { x402Version: body.x402Version, paymentPayload: body.paymentPayload },
       });
       if (result.replayed) ctx.set('Idempotent-Replayed', 'true');
+      ctx.state.workflowId = result.receipt.paymentId;
       ctx.body = result;
     },
   );
 
   router.get('/payments/:paymentId', requireMerchant(deps, PERMISSIONS.settleRead), async (ctx) => {
     ctx.body = await paymentStatus(deps, merchantOf(ctx).merchantId, ctx.params.paymentId ?? '');
+    ctx.state.workflowId = ctx.params.paymentId;
   });
 
   router.post('/settle', () => {
