@@ -6,12 +6,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir, cpus } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { loadEnv } from '../src/config/env.js';
-import { devBorrowerCreate, devVoucher } from '../src/cli/dev-commands.js';
-import { createMerchant } from '../src/cli/merchant-commands.js';
 import { freePort } from '../src/stack/processes.js';
 import { startStack } from '../src/stack/stack.js';
-import { connectStore } from '../src/store/mongo.js';
+import { connectWorld, newBorrower, newMerchant, newVoucher } from '../test/helpers/world.js';
 
 const N = Number(process.env.BENCH_CAPTURES ?? '200');
 const CONCURRENCY = [1, 10];
@@ -39,19 +36,19 @@ async function main() {
   for (const sig of ['SIGINT', 'SIGTERM'] as const) {
     process.once(sig, () => void stack.stop().finally(() => process.exit(130)));
   }
-  const env = loadEnv({ ...source, ...stack.env });
-  const store = await connectStore(stack.env.MONGODB_URI as string, env.MONGODB_DB);
-  const cli = { env, store, dataDir: dir };
+  const w = await connectWorld(stack.env);
+  const store = w.store;
   try {
-    const m = await createMerchant(cli, 'Bench', '0x70997970C51812dc3A010C7d01b50e0d17dc79C8');
-    const b = await devBorrowerCreate(cli, { credit: String(10 ** 12) });
+    const m = await newMerchant(w, 'Bench');
+    // Onboarded through the real agent flow; every voucher below comes from prepare_x402_payment.
+    const b = await newBorrower(w, { perPaymentLimit: '1000', dailyLimit: String(N * CONCURRENCY.length * 1000) });
     const url = `${stack.urls.baseUrl}/facilitator/capture`;
     console.log(`machine: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}; ${N} captures per run; stack: Temporal dev server, FerretDB, anvil`);
     console.log('concurrency | p50 ms | p95 ms | p99 ms | captures/s | capture->CONFIRMED p50 s');
     for (const c of CONCURRENCY) {
       const bodies: string[] = [];
       for (let i = 0; i < N; i++) {
-        const v = await devVoucher(cli, { merchant: m.merchantId, borrower: b.borrowerId, agent: b.operationalAgentId, agentPrivateKey: b.agentPrivateKey as string, amount: '1000' });
+        const v = await newVoucher(w, m, b, '1000');
         bodies.push(JSON.stringify(v.captureBody));
       }
       const latencies: number[] = [];
@@ -92,6 +89,7 @@ async function main() {
     console.log('baseline: none yet (first measurement; issue 4 sets the bars: p50 <= 10 ms, p99 <= 50 ms at 10 concurrent, >= 300/s)');
   } finally {
     await store.close();
+    await w.temporal.connection.close();
     await stack.stop();
     rmSync(dir, { recursive: true, force: true });
   }

@@ -4,7 +4,7 @@ import { newId } from '../domain/ids.js';
 import { facilityAcceptanceTypedData, typedDataToJson } from '../domain/typed-data.js';
 import { randomNonce } from '../domain/voucher.js';
 import { getAddress } from 'viem';
-import { ensureSigningRequest } from '../store/signing-requests.js';
+import { ensureSigningRequest, findSigningRequest } from '../store/signing-requests.js';
 import { borrowerDomainInput, loadBorrower, NEXT_STEP, stageOf, walletOf } from './context.js';
 import { ToolError } from './errors.js';
 import { idempotentToolCall } from './idempotency.js';
@@ -23,7 +23,8 @@ export async function acceptCreditFacility(deps: AppDeps, p: BorrowerPrincipal, 
     { tool: 'accept_credit_facility', key: args.idempotency_key, args, newRef: () => ({ signing_request_id: newId() }) },
     async ({ ref, replayed }) => {
       const id = ref.signing_request_id;
-      if (!replayed) {
+      // A concurrent duplicate may replay before the first call has written the request: it writes it then.
+      if (!replayed || !(await findSigningRequest(deps.store.c, id))) {
         const stage = stageOf(b);
         if (stage !== 'WALLET_VERIFIED') {
           throw new ToolError('STAGE_REQUIRED', `accept_credit_facility needs stage WALLET_VERIFIED; the borrower is at ${stage}. ${NEXT_STEP[stage]}`, {

@@ -159,7 +159,19 @@ export async function prepareAndSign(
   opts: PrepareOptions = {},
 ): Promise<SignedPayment> {
   const deps = await agentDeps(w);
-  const prepared = await preparePayment(deps, b.principal, { payment_required: paymentRequiredHeader(deps, m, amount), order_ref: orderRef }, opts);
+  return prepareAndSignRequired(w, b, paymentRequiredHeader(deps, m, amount), orderRef, opts);
+}
+
+/** As prepareAndSign, for a merchant's own PAYMENT-REQUIRED header (its order ref unless `orderRef` is given). */
+export async function prepareAndSignRequired(
+  w: World,
+  b: Pick<OnboardedBorrower, 'principal' | 'agentPrivateKey'>,
+  paymentRequired: string,
+  orderRef?: string,
+  opts: PrepareOptions = {},
+): Promise<SignedPayment> {
+  const deps = await agentDeps(w);
+  const prepared = await preparePayment(deps, b.principal, { payment_required: paymentRequired, ...(orderRef !== undefined ? { order_ref: orderRef } : {}) }, opts);
   const paymentPayload = {
     x402Version: 2,
     resource: { url: prepared.voucher.resource },

@@ -1,13 +1,17 @@
 import { Client, Connection } from '@temporalio/client';
+import { encodePaymentSignatureHeader } from '@x402/core/http';
 import { createPublicClient, http, parseAbiItem, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts';
 import { randomUUID } from 'node:crypto';
+import type { PreparedPayment, PrepareOptions } from '../../src/agents/prepare-payment.js';
 import { loadEnv } from '../../src/config/env.js';
 import type { CliContext } from '../../src/cli/context.js';
-import { devBorrowerCreate, devVoucher } from '../../src/cli/dev-commands.js';
 import { createMerchant } from '../../src/cli/merchant-commands.js';
+import { signedCreditPayload } from '../../src/domain/credit-envelope.js';
+import { decodePrivateKey, encodeKey, publicKeyFromPrivate, type Voucher } from '../../src/domain/voucher.js';
 import { connectStore, type Store } from '../../src/store/mongo.js';
 import { getStack } from '../support/stack.js';
+import { onboardBorrower, prepareAndSign, prepareAndSignRequired, type OnboardedBorrower, type OnboardOptions, type SignedPayment } from './onboarding.js';
 
 export interface World {
   env: Record<string, string>;
@@ -24,24 +28,25 @@ let cached: Promise<World> | null = null;
 
 /** The running stack plus clients to look behind the API: the store, Temporal and the chain. */
 export function world(): Promise<World> {
-  cached ??= (async () => {
-    const stack = await getStack();
-    const env = stack.env;
-    const parsed = loadEnv({ ...process.env, ...env });
-    const store = await connectStore(env.MONGODB_URI as string, parsed.MONGODB_DB);
-    const temporal = new Client({ connection: await Connection.connect({ address: env.TEMPORAL_ADDRESS as string }), namespace: parsed.TEMPORAL_NAMESPACE });
-    return {
-      env,
-      baseUrl: `http://${parsed.API_HOST}:${parsed.API_PORT}/api/v1`,
-      store,
-      cli: { env: parsed, store, dataDir: env.DATA_DIR as string },
-      temporal,
-      publicClient: createPublicClient({ transport: http(env.RPC_URL as string) }),
-      settlement: env.SETTLEMENT_CONTRACT_ADDRESS as Hex,
-      asset: env.ASSET_ADDRESS as Hex,
-    };
-  })();
+  cached ??= getStack().then((stack) => connectWorld(stack.env));
   return cached;
+}
+
+/** Clients for a stack whose children run with `env` (the test stack's, or the bench's own). */
+export async function connectWorld(env: Record<string, string>): Promise<World> {
+  const parsed = loadEnv({ ...process.env, ...env });
+  const store = await connectStore(env.MONGODB_URI as string, parsed.MONGODB_DB);
+  const temporal = new Client({ connection: await Connection.connect({ address: env.TEMPORAL_ADDRESS as string }), namespace: parsed.TEMPORAL_NAMESPACE });
+  return {
+    env,
+    baseUrl: `http://${parsed.API_HOST}:${parsed.API_PORT}/api/v1`,
+    store,
+    cli: { env: parsed, store, dataDir: env.DATA_DIR as string },
+    temporal,
+    publicClient: createPublicClient({ transport: http(env.RPC_URL as string) }),
+    settlement: env.SETTLEMENT_CONTRACT_ADDRESS as Hex,
+    asset: env.ASSET_ADDRESS as Hex,
+  };
 }
 
 export interface TestMerchant {
@@ -57,26 +62,76 @@ export async function newMerchant(w: World, name = 'Test Merchant'): Promise<Tes
   return { merchantId: m.merchantId, apiKey: m.apiKey, keyId: m.keyId, payoutAddress: payout };
 }
 
-export interface TestBorrower {
-  borrowerId: string;
-  operationalAgentId: string;
-  agentPrivateKey: string;
+/** A borrower onboarded through the real agent flow, ACTIVE with one granted agent key. */
+export type TestBorrower = OnboardedBorrower;
+
+/**
+ * Grant limits far above any merchant-path amount, so the agent policy never refuses a test
+ * payment by accident (the credit line, DEFAULT_CREDIT_LIMIT, stays the binding limit).
+ */
+export const GENEROUS_GRANT = { perPaymentLimit: '1000000000', dailyLimit: '1000000000000' } as const;
+
+/** Sign-in, register, facility, agent grant and handle, through the real services and workflow. */
+export async function newBorrower(w: World, opts: OnboardOptions = {}): Promise<TestBorrower> {
+  return onboardBorrower(w, { ...GENEROUS_GRANT, ...opts });
 }
 
-export async function newBorrower(w: World, credit = 1_000_000_000): Promise<TestBorrower> {
-  const b = await devBorrowerCreate(w.cli, { credit: String(credit) });
-  return { borrowerId: b.borrowerId, operationalAgentId: b.operationalAgentId, agentPrivateKey: b.agentPrivateKey as string };
+/** The x402 v2 PaymentPayload that carries a signed credit voucher. */
+export type CreditPaymentPayload = ReturnType<typeof signedCreditPayload>;
+
+export interface TestVoucher {
+  prepared: PreparedPayment;
+  /** The Idempotency-Key prepare_x402_payment issued for this order. */
+  idempotencyKey: string;
+  agentPublicKey: string;
+  paymentPayload: CreditPaymentPayload;
+  /** The PAYMENT-SIGNATURE header value. */
+  paymentSignatureHeader: string;
+  captureBody: { x402Version: 2; paymentPayload: CreditPaymentPayload };
 }
 
-export async function newVoucher(w: World, m: TestMerchant, b: TestBorrower, amount: string, extra: { orderRef?: string; ttl?: string } = {}) {
-  return devVoucher(w.cli, {
-    merchant: m.merchantId,
-    borrower: b.borrowerId,
-    agent: b.operationalAgentId,
-    agentPrivateKey: b.agentPrivateKey,
-    amount,
-    ...extra,
-  });
+function testVoucher(signed: SignedPayment, b: Pick<TestBorrower, 'agentPrivateKey'>): TestVoucher {
+  const paymentPayload = signed.body.paymentPayload as unknown as CreditPaymentPayload;
+  return {
+    prepared: signed.prepared,
+    idempotencyKey: signed.idempotencyKey,
+    agentPublicKey: encodeKey(publicKeyFromPrivate(decodePrivateKey(b.agentPrivateKey) as Uint8Array)),
+    paymentPayload,
+    paymentSignatureHeader: encodePaymentSignatureHeader(paymentPayload as never),
+    captureBody: { x402Version: 2, paymentPayload },
+  };
+}
+
+/** prepare_x402_payment for `amount` to merchant `m`, signed with the borrower's agent key. */
+export async function newVoucher(
+  w: World,
+  m: TestMerchant,
+  b: TestBorrower,
+  amount: string,
+  extra: { orderRef?: string; ttlSeconds?: number } = {},
+): Promise<TestVoucher> {
+  const opts: PrepareOptions = extra.ttlSeconds === undefined ? {} : { ttlSeconds: extra.ttlSeconds };
+  return testVoucher(await prepareAndSign(w, b, m, amount, extra.orderRef, opts), b);
+}
+
+/** As newVoucher, for a merchant's own PAYMENT-REQUIRED header (its resource and order ref). */
+export async function voucherFor402(w: World, b: TestBorrower, paymentRequired: string, orderRef?: string): Promise<TestVoucher> {
+  return testVoucher(await prepareAndSignRequired(w, b, paymentRequired, orderRef), b);
+}
+
+/**
+ * A voucher prepare_x402_payment would never issue (expired, another network, another amount...):
+ * the real prepared voucher with `tamper` applied, re-signed with the borrower's own agent key (or
+ * `key`), and requirements that echo its terms. The borrower and spend intent stay real.
+ */
+export function tamperedPayload(
+  real: TestVoucher,
+  b: Pick<TestBorrower, 'agentPrivateKey'>,
+  tamper: (v: Voucher) => Voucher = (v) => v,
+  key: Uint8Array = decodePrivateKey(b.agentPrivateKey) as Uint8Array,
+): CreditPaymentPayload {
+  const v = tamper(real.prepared.voucher);
+  return signedCreditPayload(v, key, { ...real.paymentPayload.accepted, network: v.network, asset: v.asset, amount: v.amount, payTo: v.payTo });
 }
 
 export interface ApiResponse {

@@ -1,46 +1,30 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { payFetch, type PayDeps } from '../../src/agent-client/x402-fetch.js';
 import { VoucherCheckError } from '../../src/agent-client/voucher-signer.js';
-import { parsePaymentRequiredHeader } from '../../src/agent-client/x402-messages.js';
 import type { PrepareX402Args } from '../../src/agent-client/tool-types.js';
-import { canonicalJson } from '../../src/domain/canonical.js';
-import { buildVoucher } from '../../src/domain/credit-envelope.js';
-import { decodePrivateKey, VOUCHER_SIGNING_PREFIX } from '../../src/domain/voucher.js';
-import { createSpendIntent } from '../../src/payments/spend-intents.js';
+import { preparePayment } from '../../src/agents/prepare-payment.js';
+import { decodePrivateKey, voucherSigningInput, type Voucher } from '../../src/domain/voucher.js';
 import { createDemoMerchant, type DemoMerchant } from '../../src/demo-merchant/app.js';
 import { demoMerchantConfig } from '../../src/demo-merchant/config.js';
 import { createLogger } from '../../src/observability/logger.js';
+import { agentDeps } from '../helpers/onboarding.js';
 import { newBorrower, newMerchant, world, type TestBorrower, type TestMerchant, type World } from '../helpers/world.js';
 
 const PRICE = '420000';
 
 /**
- * Until the MCP endpoint lands, prepare_x402_payment's contract is played by the store calls the
- * tool makes (reserve credit in a spend intent, build the voucher); everything else is real.
+ * prepare_x402_payment called in-process for the borrower (the MCP transport is covered by the
+ * credit-agent tests). `tamper` plays a dishonest service: it alters the prepared voucher (and its
+ * signing_input to match) so the agent's own checks must catch it.
  */
-function storePrepare(w: World, b: TestBorrower, tamper: (v: ReturnType<typeof buildVoucher>) => typeof v = (v) => v) {
+function servicePrepare(w: World, b: TestBorrower, tamper?: (v: Voucher) => Voucher) {
   const seen: PrepareX402Args[] = [];
   const prepare = async (args: PrepareX402Args) => {
     seen.push(args);
-    const required = parsePaymentRequiredHeader(args.payment_required as string);
-    const offer = required.accepts[0]!;
-    const merchantId = String(offer.extra.merchantId);
-    const orderRef = args.order_ref ?? String(offer.extra.orderRef);
-    const expiresAt = Math.floor(Date.now() / 1000) + 600;
-    const key = args.idempotency_key ?? randomUUID();
-    const terms = { borrowerId: b.borrowerId, operationalAgentId: b.operationalAgentId, merchantId, payTo: offer.payTo, amount: offer.amount, asset: offer.asset, network: offer.network, orderRef };
-    const intent = await createSpendIntent(w.store.c, { ...terms, resource: required.resource.url, idempotencyKey: key, expiresAt }, new Date());
-    const voucher = tamper(buildVoucher({ ...terms, spendIntentId: intent._id, resource: required.resource.url, issuedAt: expiresAt - 600, expiresAt }));
-    return {
-      spend_intent_id: intent._id,
-      idempotency_key: key,
-      voucher,
-      signing_input: VOUCHER_SIGNING_PREFIX + canonicalJson(voucher),
-      payment_requirements: offer,
-      expires_at: new Date(expiresAt * 1000).toISOString(),
-      reused: false,
-    };
+    const prepared = await preparePayment(await agentDeps(w), b.principal, args);
+    if (!tamper) return prepared;
+    const voucher = tamper(prepared.voucher);
+    return { ...prepared, voucher, signing_input: voucherSigningInput(voucher) };
   };
   return { prepare, seen };
 }
@@ -72,7 +56,7 @@ describe('agent payFetch against the demo merchant', function () {
   });
 
   it('pays a 402: prepares, checks, signs locally, and the merchant captures under the prepared idempotency key', async function () {
-    const { prepare, seen } = storePrepare(w, b);
+    const { prepare, seen } = servicePrepare(w, b);
     const paid = await payFetch(deps(prepare), `${dm.url}/premium/weather?order=pf-1`);
     assert.equal(paid.response.status, 200, await paid.response.clone().text());
     assert.equal(paid.paid, true);
@@ -91,7 +75,7 @@ describe('agent payFetch against the demo merchant', function () {
   });
 
   it('passes a free response through untouched', async function () {
-    const { prepare, seen } = storePrepare(w, b);
+    const { prepare, seen } = servicePrepare(w, b);
     const res = await payFetch(deps(prepare), `${dm.url}/health`);
     assert.equal(res.paid, false);
     assert.equal(res.response.status, 200);
@@ -99,13 +83,13 @@ describe('agent payFetch against the demo merchant', function () {
   });
 
   it('refuses to sign a voucher that would pay someone else; nothing reaches the merchant', async function () {
-    const { prepare } = storePrepare(w, b, (v) => ({ ...v, payTo: '0x000000000000000000000000000000000000dead' }));
+    const { prepare } = servicePrepare(w, b, (v) => ({ ...v, payTo: '0x000000000000000000000000000000000000dead' }));
     await assert.rejects(payFetch(deps(prepare), `${dm.url}/premium/weather?order=pf-evil`), (e: unknown) => e instanceof VoucherCheckError && e.code === 'recipient_mismatch');
     assert.equal(await w.store.c.payments.countDocuments({ orderRef: 'pf-evil' }), 0);
   });
 
   it("refuses to pay above the agent's own cap", async function () {
-    const { prepare } = storePrepare(w, b);
+    const { prepare } = servicePrepare(w, b);
     await assert.rejects(
       payFetch(deps(prepare), `${dm.url}/premium/weather?order=pf-cap`, {}, { maxAmount: '1000' }),
       (e: unknown) => e instanceof VoucherCheckError && e.code === 'amount_over_limit',

@@ -2,11 +2,10 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader, decodePaymentSignatureHeader, encodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentPayload } from '@x402/core/types';
-import { devVoucher } from '../../src/cli/dev-commands.js';
 import { createDemoMerchant, type DemoMerchant } from '../../src/demo-merchant/app.js';
 import { demoMerchantConfig, type DemoMerchantConfig } from '../../src/demo-merchant/config.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { newBorrower, newMerchant, pollUntil, world, type TestBorrower, type TestMerchant, type World } from '../helpers/world.js';
+import { newBorrower, newMerchant, pollUntil, voucherFor402, world, type TestBorrower, type TestMerchant, type World } from '../helpers/world.js';
 
 const PRICE = '250000';
 
@@ -33,21 +32,19 @@ describe('demo merchant: 402, capture, delivery on the real stack', function () 
     return dm;
   }
 
-  /** What the agent would send: a voucher for this merchant, item and order, signed by the borrower's agent key. */
-  async function paymentFor(dm: DemoMerchant, item: string, orderRef: string, amount = PRICE) {
-    return devVoucher(w.cli, {
-      merchant: m.merchantId,
-      borrower: b.borrowerId,
-      agent: b.operationalAgentId,
-      agentPrivateKey: b.agentPrivateKey,
-      amount,
-      orderRef,
-      resource: `${dm.url}/premium/${item}`,
-    });
-  }
-
   const buy = (dm: DemoMerchant, item: string, headers: Record<string, string> = {}, query = '') =>
     fetch(`${dm.url}/premium/${item}${query}`, { headers });
+
+  /**
+   * What the agent would send: it asks the merchant for the item under `orderRef`, hands the 402's
+   * PAYMENT-REQUIRED to prepare_x402_payment and signs the voucher with its agent key.
+   */
+  async function paymentFor(dm: DemoMerchant, item: string, orderRef: string) {
+    const unpaid = await buy(dm, item, {}, `?order=${encodeURIComponent(orderRef)}`);
+    assert.equal(unpaid.status, 402);
+    await unpaid.body?.cancel();
+    return voucherFor402(w, b, unpaid.headers.get('payment-required') as string);
+  }
 
   before(async function () {
     w = await world();

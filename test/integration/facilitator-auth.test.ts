@@ -5,12 +5,14 @@ import { join } from 'node:path';
 import { generateKeyPair, importJWK, SignJWT } from 'jose';
 import { jwtIssue } from '../../src/cli/merchant-commands.js';
 import { revokeApiKey } from '../../src/store/merchants.js';
-import { call, capture, newBorrower, newMerchant, newVoucher, world, type World } from '../helpers/world.js';
+import { call, capture, newBorrower, newMerchant, newVoucher, world, type TestBorrower, type World } from '../helpers/world.js';
 
 describe('facilitator: merchant credentials and permissions', function () {
   let w: World;
+  let b: TestBorrower;
   before(async function () {
     w = await world();
+    b = await newBorrower(w);
   });
 
   const routes = [
@@ -40,7 +42,6 @@ describe('facilitator: merchant credentials and permissions', function () {
   it("hides another merchant's payment behind 404", async function () {
     const owner = await newMerchant(w);
     const other = await newMerchant(w);
-    const b = await newBorrower(w);
     const res = await capture(w, owner, (await newVoucher(w, owner, b, '1000')).captureBody);
     assert.equal(res.status, 200);
     const id = res.json.receipt.paymentId;
@@ -53,7 +54,6 @@ describe('facilitator: merchant credentials and permissions', function () {
 
   it('checks JWT permissions and demands step-up for capture by a user', async function () {
     const m = await newMerchant(w);
-    const b = await newBorrower(w);
     const readOnly = (await jwtIssue(w.cli, { merchant: m.merchantId, permissions: 'x402:settle:read', mfa: true })).token;
     const noMfa = (await jwtIssue(w.cli, { merchant: m.merchantId })).token;
     const full = (await jwtIssue(w.cli, { merchant: m.merchantId, mfa: true })).token;

@@ -1,10 +1,22 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { buildVoucher, creditRequirements, signedCreditPayload } from '../../src/domain/credit-envelope.js';
-import { ApiError } from '../../src/domain/errors.js';
-import { decodePrivateKey, generateAgentKeyPair, type Voucher } from '../../src/domain/voucher.js';
-import { createSpendIntent } from '../../src/payments/spend-intents.js';
-import { call, capture, newBorrower, newMerchant, newVoucher, world, type TestBorrower, type TestMerchant, type World } from '../helpers/world.js';
+import { rotateAgentKey } from '../../src/agents/agent-keys.js';
+import { ToolError } from '../../src/agents/errors.js';
+import { encodeKey, generateAgentKeyPair, type Voucher } from '../../src/domain/voucher.js';
+import { agentDeps, signAndSubmit } from '../helpers/onboarding.js';
+import {
+  call,
+  capture,
+  GENEROUS_GRANT,
+  newBorrower,
+  newMerchant,
+  newVoucher,
+  tamperedPayload,
+  world,
+  type TestBorrower,
+  type TestMerchant,
+  type World,
+} from '../helpers/world.js';
 
 describe('facilitator: verify gives each invalidReason', function () {
   let w: World;
@@ -13,17 +25,16 @@ describe('facilitator: verify gives each invalidReason', function () {
   before(async function () {
     w = await world();
     m = await newMerchant(w);
-    b = await newBorrower(w, 50_000_000);
+    b = await newBorrower(w);
   });
 
-  /** A voucher backed by a real spend intent, then altered by `tweak` before the agent signs it. */
-  async function payload(tweak: (v: Voucher) => Voucher = (v) => v, key?: Uint8Array) {
-    const now = Math.floor(Date.now() / 1000);
-    const asset = w.asset.toLowerCase();
-    const terms = { borrowerId: b.borrowerId, operationalAgentId: b.operationalAgentId, merchantId: m.merchantId, payTo: m.payoutAddress.toLowerCase(), amount: '1000', asset, network: 'eip155:84532', orderRef: `o-${randomUUID()}`, resource: 'http://127.0.0.1:9000/x' };
-    const intent = await createSpendIntent(w.store.c, { ...terms, idempotencyKey: randomUUID(), expiresAt: now + 600 }, new Date());
-    const voucher = tweak(buildVoucher({ ...terms, spendIntentId: intent._id, issuedAt: now, expiresAt: now + 600 }));
-    return signedCreditPayload(voucher, key ?? decodePrivateKey(b.agentPrivateKey)!, creditRequirements(voucher));
+  /**
+   * A voucher prepared for real (spend intent, credit hold), then altered by `tweak` and re-signed
+   * with the agent's key (or `key`): the forgeries prepare_x402_payment itself would never issue.
+   */
+  async function payload(tweak?: (v: Voucher) => Voucher, key?: Uint8Array) {
+    const real = await newVoucher(w, m, b, '1000');
+    return tweak === undefined && key === undefined ? real.paymentPayload : tamperedPayload(real, b, tweak, key);
   }
 
   async function verify(paymentPayload: unknown, requirements?: unknown, x402Version = 2) {
@@ -72,17 +83,18 @@ describe('facilitator: verify gives each invalidReason', function () {
   it('invalid_signature, unknown_agent_key, agent_key_revoked', async function () {
     await expectReason(verify(await payload(undefined, generateAgentKeyPair().privateKey)), 'invalid_signature');
     await expectReason(verify(await payload((v) => ({ ...v, operationalAgentId: randomUUID() }))), 'unknown_agent_key');
-    const revokedOwner = await newBorrower(w);
-    const p = await (async () => {
-      const saved = b;
-      b = revokedOwner;
-      try {
-        return await payload();
-      } finally {
-        b = saved;
-      }
-    })();
-    await w.store.c.agentKeys.updateMany({ operationalAgentId: revokedOwner.operationalAgentId }, { $set: { status: 'revoked', revokedAt: new Date() } });
+    // rotate_agent_key, signed by the wallet, revokes the key the voucher was signed with.
+    const rotating = await newBorrower(w);
+    const p = (await newVoucher(w, m, rotating, '1000')).paymentPayload;
+    const deps = await agentDeps(w);
+    const step = await rotateAgentKey(deps, rotating.principal, {
+      idempotency_key: randomUUID(),
+      public_key: encodeKey(generateAgentKeyPair().publicKey),
+      per_payment_limit: GENEROUS_GRANT.perPaymentLimit,
+      daily_limit: GENEROUS_GRANT.dailyLimit,
+      expires_at: Math.floor(Date.now() / 1000) + 86_400,
+    });
+    assert.equal((await signAndSubmit(deps, rotating.wallet, step)).status, 'completed');
     await expectReason(verify(p), 'agent_key_revoked');
   });
 
@@ -94,13 +106,17 @@ describe('facilitator: verify gives each invalidReason', function () {
     await expectReason(verify(used.paymentPayload), 'voucher_already_used');
     const idle = await newBorrower(w);
     const v = await newVoucher(w, m, idle, '1000');
+    // No operator path suspends a borrower yet; flip the status the way such a path would.
     await w.store.c.borrowers.updateOne({ _id: idle.borrowerId }, { $set: { status: 'SUSPENDED' } });
     await expectReason(verify(v.paymentPayload), 'borrower_not_active');
   });
 
-  it('insufficient_credit when a spend intent asks for more than the credit line', async function () {
-    const poor = await newBorrower(w, 500);
-    await assert.rejects(newVoucher(w, m, poor, '501'), (e: unknown) => e instanceof ApiError && e.extra?.invalidReason === 'insufficient_credit');
+  it('prepare refuses a payment beyond the available credit (INSUFFICIENT_CREDIT); one that fits verifies', async function () {
+    // Spend the facility down to 500 with a real prepared payment that holds the rest.
+    const poor = await newBorrower(w);
+    const facility = await w.store.c.borrowers.findOne({ _id: poor.borrowerId });
+    await newVoucher(w, m, poor, String((facility?.available ?? 0) - 500));
+    await assert.rejects(newVoucher(w, m, poor, '501'), (e: unknown) => e instanceof ToolError && e.code === 'INSUFFICIENT_CREDIT');
     const fits = await newVoucher(w, m, poor, '500');
     assert.equal((await verify(fits.paymentPayload)).isValid, true);
   });
