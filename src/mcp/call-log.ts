@@ -1,3 +1,4 @@
+import type { ApiMetrics } from '../observability/metrics.js';
 import type { BorrowerPrincipal } from '../agents/types.js';
 import type { Logger } from '../observability/logger.js';
 import type { CallRecord } from './call-record.js';
@@ -27,6 +28,7 @@ export function logMcpCalls(
   requestBody: unknown,
   responseBody: unknown,
   record: CallRecord,
+  metrics?: ApiMetrics,
 ): void {
   const responses = new Map<string | number, RpcResponse>();
   for (const r of asList(responseBody)) {
@@ -48,6 +50,7 @@ export function logMcpCalls(
       // The SDK refused the call before our handler ran: invalid arguments or an unknown tool.
       outcome = 'invalid_call';
     }
+    if (tool) metrics?.mcpToolCalls.inc({ tool, outcome: outcome === 'ok' ? 'ok' : String(errorCode ?? outcome) });
     logger.info('mcp call', {
       requestId: fields.requestId,
       borrowerId: fields.principal.borrowerId,

@@ -99,7 +99,7 @@ export function mcpEndpoint(deps: AppDeps) {
       } else {
         ctx.body = null;
       }
-      logMcpCalls(deps.logger, { requestId, principal, latencyMs: Math.round(performance.now() - started) }, read.body, responseBody, record);
+      logMcpCalls(deps.logger, { requestId, principal, latencyMs: Math.round(performance.now() - started) }, read.body, responseBody, record, deps.metrics?.api);
     } catch (err) {
       deps.logger.error('mcp request failed', { requestId, borrowerId: principal.borrowerId, error: err });
       send(ctx, internalError(requestId));

@@ -66,6 +66,7 @@ describe('agent end to end: OAuth in the browser, onboarding, a paid request, re
     (await w.publicClient.readContract({ address: w.settlement, abi: creditSettlementAbi, functionName: 'debtOf', args: [uuidToBytes32(borrowerId)] })) as bigint;
 
   it('onboards, pays the merchant to CONFIRMED, and repays; store and chain agree', async () => {
+    const metricsBefore = await scrapeApiMetrics(w);
     await agent.connect();
     assert.equal(signIns.length, 1, 'the borrower signed in once in the browser');
     const landed = await signIns[0]!;
@@ -125,6 +126,12 @@ describe('agent end to end: OAuth in the browser, onboarding, a paid request, re
       return s.credit!.debt === '0' ? s : null;
     });
     assert.equal(BigInt(afterRepay.credit!.available), limit);
+
+    // The operator's view moved with it.
+    const metricsAfter = await scrapeApiMetrics(w);
+    assert.ok(counter(metricsAfter, 'x402_captures_total', 'outcome="queued"') > counter(metricsBefore, 'x402_captures_total', 'outcome="queued"'));
+    assert.ok(counter(metricsAfter, 'x402_mcp_tool_calls_total', 'tool="prepare_x402_payment",outcome="ok"') >= 1);
+    assert.ok(counter(metricsAfter, 'x402_mcp_tool_calls_total', 'tool="execute_repayment",outcome="ok"') >= 1);
   });
 
   it('no log line carries a token, a key or a signature secret', async () => {
@@ -140,6 +147,17 @@ describe('agent end to end: OAuth in the browser, onboarding, a paid request, re
     assert.ok(!/eyJ[A-Za-z0-9_-]{10,}\.eyJ/.test(text), 'no JWT-looking string in the logs');
   });
 });
+
+async function scrapeApiMetrics(w: World): Promise<string> {
+  return (await fetch(`${w.baseUrl.replace(/\/api\/v1$/, '')}/metrics`)).text();
+}
+
+function counter(text: string, name: string, labels: string): number {
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith(`${name}{`) && l.includes(labels))
+    .reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
+}
 
 async function waitFor<T>(probe: () => Promise<T | null>, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
