@@ -1,16 +1,11 @@
 import { z } from 'zod';
 import { PreparedPaymentSchema } from './voucher-signer.js';
+import { SigningStepOutput as SigningStepSchema } from '../mcp/tools/outputs.js';
 
-/** Output shapes of the service's tools (docs/agent-side.md), checked as they arrive. Unknown keys pass through. */
-export const SigningStepSchema = z.looseObject({
-  status: z.enum(['signature_required', 'processing', 'completed', 'failed', 'expired']),
-  signing_request_id: z.string(),
-  signing_url: z.string(),
-  typed_data: z.record(z.string(), z.unknown()),
-  expires_at: z.string(),
-  result: z.record(z.string(), z.unknown()).optional(),
-  failure_reason: z.string().optional(),
-});
+/**
+ * Output shapes of the service's tools (docs/agent-side.md), checked as they arrive. Unknown keys
+ * pass through. The signing step is the very schema the MCP endpoint declares.
+ */
 export type SigningStepResult = z.infer<typeof SigningStepSchema>;
 
 export const RegisterBorrowerSchema = z.looseObject({

@@ -5,8 +5,8 @@ import { errorMiddleware } from './errors.js';
 import { facilitatorRouter } from './facilitator/routes.js';
 import { requestIdMiddleware } from './request-id.js';
 import { openApiRouter } from './openapi.js';
-import { httpMetricsMiddleware, metricsRouter } from './metrics.js';
-import { accessLog } from './access-log.js';
+import { metricsRouter } from './metrics.js';
+import { observeRequests } from './observe-requests.js';
 import { createOAuthProvider } from '../auth/oauth/provider.js';
 import { oauthProviderMiddleware } from '../auth/oauth/mount.js';
 import { borrowerWebRoutes } from '../borrower-web/router.js';
@@ -16,9 +16,7 @@ export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: false });
   app.silent = true;
   app.use(requestIdMiddleware);
-  app.use(accessLog(deps.logger));
-  // Outside the error middleware, so a refused request is counted with its final status.
-  if (deps.metrics) app.use(httpMetricsMiddleware(deps.metrics.api));
+  app.use(observeRequests(deps.logger, deps.metrics?.api));
   // oidc-provider writes its own responses and OAuth errors, so it sits outside the JSON error middleware.
   const oauth = createOAuthProvider(deps);
   app.use(oauthProviderMiddleware(oauth));

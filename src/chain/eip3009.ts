@@ -3,7 +3,7 @@ import { parseSignature, type Hash, type Hex } from 'viem';
 import { creditSettlementAbi } from './abi.js';
 import type { Deployment } from './deploy.js';
 import { contractRevert } from './errors.js';
-import { uuidToBytes32 } from './ids.js';
+import { uuidToBytes32 } from '../domain/ids.js';
 import type { ChainContext } from './settlement.js';
 
 /** An EIP-3009 authorization message (TransferWithAuthorization and ReceiveWithAuthorization share the fields). */

@@ -15,7 +15,7 @@ import { creditSettlementAbi, testUsdcAbi } from './abi.js';
 import type { ChainPublicClient, ChainWalletClient } from './clients.js';
 import type { Deployment } from './deploy.js';
 import { contractRevert } from './errors.js';
-import { bytes32ToUuid, uuidToBytes32 } from './ids.js';
+import { bytes32ToUuid, uuidToBytes32 } from '../domain/ids.js';
 
 export interface ChainContext {
   publicClient: ChainPublicClient;

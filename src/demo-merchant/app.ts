@@ -9,7 +9,8 @@ import type { SettleResponse } from '@x402/core/types';
 import { isUuidV4 } from '../domain/ids.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import type { DemoMerchantConfig } from './config.js';
-import { FacilitatorClient, type FacilitatorReceipt, type SettlementTarget } from './facilitator-client.js';
+import { FacilitatorClient, type SettlementTarget } from './facilitator-client.js';
+import type { ReceiptAnswer } from '../domain/facilitator-answers.js';
 import { creditRequirements, paymentRequired, type Offer, type PricingTerms } from './payment-required.js';
 
 export interface DemoMerchant {
@@ -187,7 +188,7 @@ async function sellItem(ctx: Context, d: SaleDeps, item: string, offer: Offer, s
   };
 }
 
-async function waitForSettlement(d: SaleDeps, captured: FacilitatorReceipt): Promise<FacilitatorReceipt> {
+async function waitForSettlement(d: SaleDeps, captured: ReceiptAnswer): Promise<ReceiptAnswer> {
   const deadline = Date.now() + d.config.confirmTimeoutMs;
   let last = captured;
   while (last.status !== 'CONFIRMED' && last.status !== 'FAILED' && Date.now() < deadline) {
@@ -197,7 +198,7 @@ async function waitForSettlement(d: SaleDeps, captured: FacilitatorReceipt): Pro
   return last;
 }
 
-function settleResponse(r: FacilitatorReceipt, success: boolean): SettleResponse {
+function settleResponse(r: ReceiptAnswer, success: boolean): SettleResponse {
   return {
     success,
     ...(success ? {} : { errorReason: 'settlement_failed', ...(r.failureReason ? { errorMessage: r.failureReason } : {}) }),
@@ -215,7 +216,7 @@ function settleResponse(r: FacilitatorReceipt, success: boolean): SettleResponse
   };
 }
 
-function deliver(ctx: Context, item: string, r: FacilitatorReceipt): void {
+function deliver(ctx: Context, item: string, r: ReceiptAnswer): void {
   ctx.status = 200;
   ctx.set('PAYMENT-RESPONSE', encodePaymentResponseHeader(settleResponse(r, true)));
   ctx.set('Cache-Control', 'private, no-store');

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CaptureAnswerSchema, ErrorAnswerSchema, ReceiptAnswerSchema, retryAfterSeconds, type ReceiptAnswer } from '../domain/facilitator-answers.js';
 
 /** What the demo merchant needs from GET /facilitator/supported. */
 export interface SettlementTarget {
@@ -19,27 +20,8 @@ const SupportedSchema = z.object({
     .min(1),
 });
 
-export const ReceiptSchema = z.looseObject({
-  paymentId: z.string().min(1),
-  status: z.enum(['QUEUED', 'SUBMITTED', 'CONFIRMED', 'FAILED']),
-  payer: z.string(),
-  amount: z.string(),
-  network: z.string(),
-  orderRef: z.string(),
-  transaction: z.string().optional(),
-  batchId: z.string().optional(),
-  blockNumber: z.string().optional(),
-  failureReason: z.string().optional(),
-});
-export type FacilitatorReceipt = z.infer<typeof ReceiptSchema>;
-
-const CaptureOkSchema = z.looseObject({ receipt: ReceiptSchema, replayed: z.boolean() });
-const ErrorBodySchema = z.looseObject({
-  error: z.looseObject({ code: z.string(), message: z.string().optional(), invalidReason: z.string().optional() }),
-});
-
 export type CaptureOutcome =
-  | { kind: 'captured'; receipt: FacilitatorReceipt; replayed: boolean }
+  | { kind: 'captured'; receipt: ReceiptAnswer; replayed: boolean }
   | { kind: 'rejected'; status: number; reason: string }
   | { kind: 'busy'; retryAfterSeconds: number }
   | { kind: 'failed'; status: number; code: string };
@@ -78,25 +60,24 @@ export class FacilitatorClient {
     });
     const json: unknown = await res.json().catch(() => null);
     if (res.status === 200) {
-      const ok = CaptureOkSchema.safeParse(json);
+      const ok = CaptureAnswerSchema.safeParse(json);
       if (!ok.success) return { kind: 'failed', status: 502, code: 'UNEXPECTED_CAPTURE_RESPONSE' };
       return { kind: 'captured', receipt: ok.data.receipt, replayed: ok.data.replayed };
     }
-    const err = ErrorBodySchema.safeParse(json);
+    const err = ErrorAnswerSchema.safeParse(json);
     const code = err.success ? err.data.error.code : `HTTP_${res.status}`;
     if (res.status === 422 || res.status === 400 || res.status === 409) {
       const reason = err.success ? (err.data.error.invalidReason ?? err.data.error.code.toLowerCase()) : 'payment_rejected';
       return { kind: 'rejected', status: res.status, reason };
     }
     if (res.status === 429 || res.status === 503) {
-      const retry = Number(res.headers.get('retry-after'));
-      return { kind: 'busy', retryAfterSeconds: Number.isFinite(retry) && retry > 0 ? Math.ceil(retry) : 1 };
+      return { kind: 'busy', retryAfterSeconds: retryAfterSeconds(res.headers.get('retry-after')) };
     }
     return { kind: 'failed', status: res.status, code };
   }
 
   /** The payment's current receipt, or null when the facilitator does not answer with one. */
-  async payment(paymentId: string): Promise<FacilitatorReceipt | null> {
+  async payment(paymentId: string): Promise<ReceiptAnswer | null> {
     const res = await this.fetchFn(`${this.baseUrl}/facilitator/payments/${encodeURIComponent(paymentId)}`, {
       headers: { authorization: `Bearer ${this.#apiKey}` },
       signal: AbortSignal.timeout(10_000),
@@ -105,7 +86,7 @@ export class FacilitatorClient {
       await res.body?.cancel();
       return null;
     }
-    const parsed = ReceiptSchema.safeParse(await res.json().catch(() => null));
+    const parsed = ReceiptAnswerSchema.safeParse(await res.json().catch(() => null));
     return parsed.success ? parsed.data : null;
   }
 }

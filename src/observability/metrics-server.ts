@@ -2,11 +2,11 @@ import { createServer, type Server } from 'node:http';
 import { timingSafeEqual } from 'node:crypto';
 import type { Registry } from 'prom-client';
 
-/** Constant-time comparison of a presented bearer secret. */
-export function sameSecret(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
+/** Whether an Authorization header carries the metrics token (constant-time comparison). */
+export function presentsMetricsToken(authorization: string | undefined, token: string): boolean {
+  const presented = Buffer.from(/^Bearer (.+)$/i.exec(authorization ?? '')?.[1] ?? '');
+  const expected = Buffer.from(token);
+  return presented.length === expected.length && timingSafeEqual(presented, expected);
 }
 
 /** The worker's Prometheus endpoint: GET /metrics on 127.0.0.1 only (put a scraper beside it). */
@@ -16,8 +16,7 @@ export function serveMetrics(registry: Registry, port: number, token: string | u
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: scrape GET /metrics');
       return;
     }
-    const presented = /^Bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1] ?? '';
-    if (token && !sameSecret(presented, token)) {
+    if (token && !presentsMetricsToken(req.headers.authorization, token)) {
       res.writeHead(401, { 'content-type': 'text/plain', 'www-authenticate': 'Bearer' }).end('send Authorization: Bearer <METRICS_TOKEN>');
       return;
     }

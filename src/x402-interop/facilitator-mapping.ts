@@ -3,6 +3,14 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import type { Network, PaymentPayload, PaymentRequirements, SettleResponse, SupportedResponse, VerifyResponse } from '@x402/core/types';
 import { canonicalJson } from '../domain/canonical.js';
+import {
+  CaptureAnswerSchema,
+  ErrorAnswerSchema,
+  NetworkAnswer,
+  ReceiptAnswerSchema,
+  retryAfterSeconds,
+  type ReceiptAnswer,
+} from '../domain/facilitator-answers.js';
 
 /**
  * Pure translation between our facilitator API (docs/api.md) and the shapes @x402/core's
@@ -10,35 +18,16 @@ import { canonicalJson } from '../domain/canonical.js';
  * does the HTTP and calls these.
  */
 
-const NetworkString = z.string().regex(/^[a-z0-9-]+:[A-Za-z0-9*-]+$/);
+export type Receipt = ReceiptAnswer;
 
-export const ReceiptSchema = z.looseObject({
-  paymentId: z.string().min(1),
-  status: z.enum(['QUEUED', 'SUBMITTED', 'CONFIRMED', 'FAILED']),
-  payer: z.string(),
-  amount: z.string(),
-  network: NetworkString,
-  orderRef: z.string(),
-  transaction: z.string().optional(),
-  batchId: z.string().optional(),
-  blockNumber: z.string().optional(),
-  confirmedAt: z.string().optional(),
-  failureReason: z.string().optional(),
-});
-export type Receipt = z.infer<typeof ReceiptSchema>;
-
-const CaptureOkSchema = z.looseObject({ receipt: ReceiptSchema, replayed: z.boolean() });
 const VerifyOkSchema = z.looseObject({
   isValid: z.boolean(),
   invalidReason: z.string().optional(),
   invalidMessage: z.string().optional(),
   payer: z.string().optional(),
 });
-const ErrorBodySchema = z.looseObject({
-  error: z.looseObject({ code: z.string(), message: z.string().optional(), invalidReason: z.string().optional() }),
-});
 const SupportedSchema = z.looseObject({
-  kinds: z.array(z.looseObject({ x402Version: z.number().int(), scheme: z.string(), network: NetworkString, extra: z.record(z.string(), z.unknown()).optional() })),
+  kinds: z.array(z.looseObject({ x402Version: z.number().int(), scheme: z.string(), network: NetworkAnswer, extra: z.record(z.string(), z.unknown()).optional() })),
   extensions: z.array(z.unknown()).default([]),
   signers: z.record(z.string(), z.array(z.string())).default({}),
 });
@@ -84,7 +73,7 @@ export function facilitatorBody(paymentPayload: PaymentPayload, requirements: Pa
 }
 
 function errorOf(json: unknown): { code: string; message?: string; invalidReason?: string } | undefined {
-  const e = ErrorBodySchema.safeParse(json);
+  const e = ErrorAnswerSchema.safeParse(json);
   return e.success ? e.data.error : undefined;
 }
 
@@ -116,7 +105,7 @@ export type CaptureOutcome =
 /** POST /facilitator/capture → outcome. 401/403/5xx and malformed answers are unusable (a configuration or service problem, not the payment's). */
 export function captureOutcomeFrom(status: number, json: unknown, retryAfter: string | null): CaptureOutcome {
   if (status === 200) {
-    const ok = CaptureOkSchema.safeParse(json);
+    const ok = CaptureAnswerSchema.safeParse(json);
     if (!ok.success) throw new UnusableAnswer('facilitator capture answered 200 without a receipt');
     return { kind: 'captured', receipt: ok.data.receipt, replayed: ok.data.replayed };
   }
@@ -125,8 +114,7 @@ export function captureOutcomeFrom(status: number, json: unknown, retryAfter: st
     return { kind: 'rejected', reason: e.invalidReason ?? e.code.toLowerCase(), ...(e.message ? { message: e.message } : {}) };
   }
   if (status === 429 || status === 503) {
-    const s = Number(retryAfter);
-    return { kind: 'busy', retryAfterSeconds: Number.isFinite(s) && s > 0 ? Math.ceil(s) : 1 };
+    return { kind: 'busy', retryAfterSeconds: retryAfterSeconds(retryAfter) };
   }
   throw new UnusableAnswer(`facilitator capture answered ${status}${e ? ` ${e.code}` : ''}`);
 }
@@ -134,7 +122,7 @@ export function captureOutcomeFrom(status: number, json: unknown, retryAfter: st
 /** GET /facilitator/payments/{id} → receipt, or null when the answer is not one (the caller keeps polling). */
 export function receiptFrom(status: number, json: unknown): Receipt | null {
   if (status !== 200) return null;
-  const r = ReceiptSchema.safeParse(json);
+  const r = ReceiptAnswerSchema.safeParse(json);
   return r.success ? r.data : null;
 }
 

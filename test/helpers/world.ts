@@ -11,6 +11,7 @@ import { signedCreditPayload } from '../../src/domain/credit-envelope.js';
 import { decodePrivateKey, encodeKey, publicKeyFromPrivate, type Voucher } from '../../src/domain/voucher.js';
 import { connectStore, type Store } from '../../src/store/mongo.js';
 import { getStack } from '../support/stack.js';
+import { readJsonResponse, type JsonResponse } from '../support/http.js';
 import { onboardBorrower, prepareAndSign, prepareAndSignRequired, type OnboardedBorrower, type OnboardOptions, type SignedPayment } from './onboarding.js';
 
 export interface World {
@@ -134,11 +135,7 @@ export function tamperedPayload(
   return signedCreditPayload(v, key, { ...real.paymentPayload.accepted, network: v.network, asset: v.asset, amount: v.amount, payTo: v.payTo });
 }
 
-export interface ApiResponse {
-  status: number;
-  headers: Headers;
-  json: any;
-}
+export type ApiResponse = JsonResponse;
 
 export async function call(
   w: World,
@@ -155,15 +152,7 @@ export async function call(
     body = JSON.stringify(opts.body);
     headers['content-type'] ??= 'application/json';
   }
-  const res = await fetch(`${w.baseUrl}${path}`, { method, headers, ...(body !== undefined ? { body } : {}) });
-  const text = await res.text();
-  let json: unknown = null;
-  try {
-    json = text ? JSON.parse(text) : null;
-  } catch {
-    json = { unparsable: text };
-  }
-  return { status: res.status, headers: res.headers, json };
+  return readJsonResponse(await fetch(`${w.baseUrl}${path}`, { method, headers, ...(body !== undefined ? { body } : {}) }));
 }
 
 export function capture(w: World, m: TestMerchant, body: unknown, idempotencyKey: string = randomUUID()) {

@@ -15,6 +15,7 @@ import { demoMerchantConfig } from '../../src/demo-merchant/config.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { completeSignIn, openBrowser, signOnPage, type BrowserHandle, type WalletPage } from '../support/browser.js';
 import { getStack } from '../support/stack.js';
+import { metricSum, scrapeApiMetrics } from '../helpers/metrics.js';
 import { call, newMerchant, world, type TestMerchant, type World } from '../helpers/world.js';
 
 const PRICE = '2500000';
@@ -129,9 +130,9 @@ describe('agent end to end: OAuth in the browser, onboarding, a paid request, re
 
     // The operator's view moved with it.
     const metricsAfter = await scrapeApiMetrics(w);
-    assert.ok(counter(metricsAfter, 'x402_captures_total', 'outcome="queued"') > counter(metricsBefore, 'x402_captures_total', 'outcome="queued"'));
-    assert.ok(counter(metricsAfter, 'x402_mcp_tool_calls_total', 'tool="prepare_x402_payment",outcome="ok"') >= 1);
-    assert.ok(counter(metricsAfter, 'x402_mcp_tool_calls_total', 'tool="execute_repayment",outcome="ok"') >= 1);
+    assert.ok(metricSum(metricsAfter, 'x402_captures_total', 'outcome="queued"') > metricSum(metricsBefore, 'x402_captures_total', 'outcome="queued"'));
+    assert.ok(metricSum(metricsAfter, 'x402_mcp_tool_calls_total', 'tool="prepare_x402_payment",outcome="ok"') >= 1);
+    assert.ok(metricSum(metricsAfter, 'x402_mcp_tool_calls_total', 'tool="execute_repayment",outcome="ok"') >= 1);
   });
 
   it('no log line carries a token, a key or a signature secret', async () => {
@@ -147,17 +148,6 @@ describe('agent end to end: OAuth in the browser, onboarding, a paid request, re
     assert.ok(!/eyJ[A-Za-z0-9_-]{10,}\.eyJ/.test(text), 'no JWT-looking string in the logs');
   });
 });
-
-async function scrapeApiMetrics(w: World): Promise<string> {
-  return (await fetch(`${w.baseUrl.replace(/\/api\/v1$/, '')}/metrics`)).text();
-}
-
-function counter(text: string, name: string, labels: string): number {
-  return text
-    .split('\n')
-    .filter((l) => l.startsWith(`${name}{`) && l.includes(labels))
-    .reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
-}
 
 async function waitFor<T>(probe: () => Promise<T | null>, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;

@@ -31,7 +31,7 @@ import {
   transferWithAuthorizationTypedData,
 } from '../../src/chain/eip3009.js';
 import { contractRevert } from '../../src/chain/errors.js';
-import { uuidToBytes32 } from '../../src/chain/ids.js';
+import { uuidToBytes32 } from '../../src/domain/ids.js';
 import {
   SettlementRevertedError,
   assetBalanceOf,

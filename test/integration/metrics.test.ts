@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { metricSum } from '../helpers/metrics.js';
 import { call, capture, newBorrower, newMerchant, newVoucher, world, type World } from '../helpers/world.js';
 
 async function scrape(w: World): Promise<string> {
@@ -6,14 +7,6 @@ async function scrape(w: World): Promise<string> {
   assert.equal(res.status, 200);
   assert.match(res.headers.get('content-type') ?? '', /text\/plain/);
   return res.text();
-}
-
-/** The sum of every series of `name` whose labels include `labels`. */
-function sample(text: string, name: string, labels: string): number {
-  return text
-    .split('\n')
-    .filter((l) => l.startsWith(`${name}{`) && l.includes(labels))
-    .reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
 }
 
 describe('API /metrics', function () {
@@ -31,13 +24,13 @@ describe('API /metrics', function () {
     assert.equal(verify.json.invalidReason, 'voucher_already_used');
     const after = await scrape(w);
 
-    assert.equal(sample(after, 'x402_captures_total', 'outcome="queued"') - sample(before, 'x402_captures_total', 'outcome="queued"'), 1);
+    assert.equal(metricSum(after, 'x402_captures_total', 'outcome="queued"') - metricSum(before, 'x402_captures_total', 'outcome="queued"'), 1);
     assert.equal(
-      sample(after, 'x402_capture_rejections_total', 'reason="voucher_already_used"') - sample(before, 'x402_capture_rejections_total', 'reason="voucher_already_used"'),
+      metricSum(after, 'x402_capture_rejections_total', 'reason="voucher_already_used"') - metricSum(before, 'x402_capture_rejections_total', 'reason="voucher_already_used"'),
       1,
     );
-    assert.ok(sample(after, 'x402_verify_results_total', 'result="voucher_already_used"') >= 1);
-    assert.equal(sample(after, "x402_http_requests_total", `route="/api/v1/facilitator/capture",method="POST",status="422"`) - sample(before, "x402_http_requests_total", `route="/api/v1/facilitator/capture",method="POST",status="422"`), 1);
+    assert.ok(metricSum(after, 'x402_verify_results_total', 'result="voucher_already_used"') >= 1);
+    assert.equal(metricSum(after, "x402_http_requests_total", `route="/api/v1/facilitator/capture",method="POST",status="422"`) - metricSum(before, "x402_http_requests_total", `route="/api/v1/facilitator/capture",method="POST",status="422"`), 1);
     assert.ok(!/sk_live_|Bearer /.test(after), 'no credential ever appears in metrics');
   });
 });

@@ -1,30 +1,16 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { readJsonResponse, type JsonResponse } from './http.js';
 
 /** A minimal OAuth 2.1 public client for tests: PKCE, dynamic registration, token requests. */
-export interface OAuthResponse {
-  status: number;
-  headers: Headers;
-  json: any;
-}
+export type OAuthResponse = JsonResponse;
 
 export function pkcePair(): { verifier: string; challenge: string } {
   const verifier = randomBytes(32).toString('base64url');
   return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
 }
 
-async function asJson(res: Response): Promise<OAuthResponse> {
-  const text = await res.text();
-  let json: unknown = null;
-  try {
-    json = text ? JSON.parse(text) : null;
-  } catch {
-    json = { unparsable: text };
-  }
-  return { status: res.status, headers: res.headers, json };
-}
-
 export async function registerClient(origin: string, metadata: Record<string, unknown>): Promise<OAuthResponse> {
-  return asJson(
+  return readJsonResponse(
     await fetch(`${origin}/oauth/reg`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(metadata) }),
   );
 }
@@ -54,7 +40,7 @@ export function authorizationUrl(
 }
 
 export async function tokenRequest(origin: string, params: Record<string, string>): Promise<OAuthResponse> {
-  return asJson(
+  return readJsonResponse(
     await fetch(`${origin}/oauth/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
