@@ -1,4 +1,4 @@
-import { isDuplicateKey } from './mongo.js';
+import { insertOnce, isDuplicateKey } from './mongo.js';
 import type { Collections } from './collections.js';
 import type { AgentKeyDoc, BorrowerDoc } from './documents.js';
 
@@ -90,6 +90,5 @@ export async function findOrCreateBorrowerByWallet(c: Collections, wallet: strin
     updatedAt: now,
   };
   // Idempotent: a crash between the two inserts is healed by the next sign-in.
-  await c.borrowers.updateOne({ _id: doc._id }, { $setOnInsert: doc }, { upsert: true });
-  return (await findBorrower(c, doc._id)) as BorrowerDoc;
+  return insertOnce(c.borrowers, doc);
 }

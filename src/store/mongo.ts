@@ -1,4 +1,4 @@
-import { MongoClient, MongoServerError, type Db } from 'mongodb';
+import { MongoClient, MongoServerError, type Collection, type Db, type Filter, type UpdateFilter } from 'mongodb';
 import type { Collections } from './collections.js';
 import { collections, ensureIndexes } from './collections.js';
 
@@ -20,4 +20,21 @@ export async function connectStore(uri: string, dbName: string): Promise<Store> 
 
 export function isDuplicateKey(err: unknown): boolean {
   return err instanceof MongoServerError && err.code === 11000;
+}
+
+/**
+ * Inserts `doc` unless a document with its _id exists, then returns the stored one.
+ * Concurrent upserts of one _id can fail with E11000 (the other writer won); that is the
+ * same outcome as "it already existed", so it is absorbed here rather than at every caller.
+ */
+export async function insertOnce<T extends { _id: string }>(col: Collection<T>, doc: T): Promise<T> {
+  const filter = { _id: doc._id } as Filter<T>;
+  try {
+    await col.updateOne(filter, { $setOnInsert: doc } as UpdateFilter<T>, { upsert: true });
+  } catch (err) {
+    if (!isDuplicateKey(err)) throw err;
+  }
+  const stored = await col.findOne(filter);
+  if (!stored) throw new Error(`insertOnce: ${col.collectionName} ${doc._id} is missing after its write`);
+  return stored as T;
 }

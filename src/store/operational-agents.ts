@@ -1,10 +1,9 @@
 import type { Collections } from './collections.js';
 import type { AgentKeyDoc, OperationalAgentDoc } from './documents.js';
-import { isDuplicateKey } from './mongo.js';
+import { insertOnce, isDuplicateKey } from './mongo.js';
 
 export async function ensureOperationalAgent(c: Collections, doc: OperationalAgentDoc): Promise<OperationalAgentDoc> {
-  await c.operationalAgents.updateOne({ _id: doc._id }, { $setOnInsert: doc }, { upsert: true });
-  return (await c.operationalAgents.findOne({ _id: doc._id })) as OperationalAgentDoc;
+  return insertOnce(c.operationalAgents, doc);
 }
 
 export function listOperationalAgents(c: Collections, borrowerId: string): Promise<OperationalAgentDoc[]> {

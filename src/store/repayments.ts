@@ -1,9 +1,9 @@
 import type { Collections } from './collections.js';
 import type { RepaymentDoc } from './documents.js';
+import { insertOnce } from './mongo.js';
 
 export async function ensureRepayment(c: Collections, doc: RepaymentDoc): Promise<RepaymentDoc> {
-  await c.repayments.updateOne({ _id: doc._id }, { $setOnInsert: doc }, { upsert: true });
-  return (await c.repayments.findOne({ _id: doc._id })) as RepaymentDoc;
+  return insertOnce(c.repayments, doc);
 }
 
 export function findRepayment(c: Collections, id: string): Promise<RepaymentDoc | null> {

@@ -1,12 +1,10 @@
 import type { Collections } from './collections.js';
 import type { SigningRequestDoc } from './documents.js';
+import { insertOnce } from './mongo.js';
 
 /** Creates the request once: a second call with the same _id keeps the first document. */
 export async function ensureSigningRequest(c: Collections, doc: SigningRequestDoc): Promise<SigningRequestDoc> {
-  await c.signingRequests.updateOne({ _id: doc._id }, { $setOnInsert: doc }, { upsert: true });
-  const stored = await c.signingRequests.findOne({ _id: doc._id });
-  if (!stored) throw new Error('signing request lost a write');
-  return stored;
+  return insertOnce(c.signingRequests, doc);
 }
 
 export function findSigningRequest(c: Collections, id: string): Promise<SigningRequestDoc | null> {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { exportJWK, generateKeyPair } from 'jose';
 import type { OAuthKeys } from '../../api/deps.js';
-import type { Store } from '../../store/mongo.js';
+import { insertOnce, type Store } from '../../store/mongo.js';
 
 interface OAuthKeysDoc {
   _id: 'current';
@@ -15,7 +15,7 @@ const PUBLIC_MEMBERS = ['kty', 'crv', 'x', 'y', 'n', 'e', 'kid', 'alg', 'use'];
 /**
  * The authorization server's signing keys and cookie secrets. The first API process generates
  * them; every later one (and every restart) reads the same document, so tokens stay valid
- * across processes. The upsert with $setOnInsert makes two first starts agree on one set.
+ * across processes. insertOnce makes two first starts agree on one set.
  */
 export async function loadOrCreateOAuthKeys(store: Store): Promise<OAuthKeys> {
   const col = store.db.collection<OAuthKeysDoc>('oauth_keys');
@@ -30,9 +30,7 @@ export async function loadOrCreateOAuthKeys(store: Store): Promise<OAuthKeys> {
       cookieKeys: [randomBytes(32).toString('base64url'), randomBytes(32).toString('base64url')],
       createdAt: new Date(),
     };
-    await col.updateOne({ _id: 'current' }, { $setOnInsert: fresh }, { upsert: true });
-    doc = await col.findOne({ _id: 'current' });
-    if (!doc) throw new Error('oauth keys could not be stored');
+    doc = await insertOnce(col, fresh);
   }
   const publicKeys = doc.privateJwks.keys.map((k) => Object.fromEntries(Object.entries(k).filter(([name]) => PUBLIC_MEMBERS.includes(name))));
   return { privateJwks: doc.privateJwks, publicJwks: { keys: publicKeys }, cookieKeys: doc.cookieKeys };

@@ -1,5 +1,6 @@
 import type { Collection, Db } from 'mongodb';
 import type { Adapter, AdapterPayload } from 'oidc-provider';
+import { isDuplicateKey } from '../../store/mongo.js';
 
 /**
  * oidc-provider state in MongoDB, one collection per model (`oauth_<model>`). FerretDB v1 has
@@ -61,7 +62,13 @@ class MongoAdapter implements Adapter {
       uid: typeof payload.uid === 'string' ? payload.uid : null,
       userCode: typeof payload.userCode === 'string' ? payload.userCode : null,
     };
-    await this.col.replaceOne({ _id: id }, doc, { upsert: true });
+    try {
+      await this.col.replaceOne({ _id: id }, doc, { upsert: true });
+    } catch (err) {
+      // A concurrent upsert of the same id inserted first; the document exists now, so replace it.
+      if (!isDuplicateKey(err)) throw err;
+      await this.col.replaceOne({ _id: id }, doc);
+    }
     this.sweepSometimes(now);
   }
 
