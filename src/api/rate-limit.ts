@@ -1,14 +1,19 @@
 import type { Context, Next } from 'koa';
 import { ApiError } from '../domain/errors.js';
 import type { RatePolicy } from '../domain/rate-limit.js';
+import type { MerchantRateLimits } from '../store/documents.js';
 import { consumeRate } from '../store/rate-limits.js';
 import type { AppDeps } from './deps.js';
 import { merchantOf } from './merchant-auth.js';
 
-/** Per-merchant limit shared by every API process through the database. Runs after authentication. */
-export function rateLimit(deps: AppDeps, bucket: string, policy: RatePolicy) {
+/**
+ * Per-merchant limit shared by every API process through the database. Runs after authentication.
+ * The merchant's own limits (set by an operator) replace the default policy for that bucket.
+ */
+export function rateLimit(deps: AppDeps, bucket: keyof MerchantRateLimits, defaults: RatePolicy) {
   return async (ctx: Context, next: Next) => {
     const merchant = merchantOf(ctx);
+    const policy = merchant.rateLimits?.[bucket] ?? defaults;
     const d = await consumeRate(deps.store.c, `${merchant.merchantId}:${bucket}`, policy, deps.nowMs());
     ctx.set('RateLimit-Limit', String(d.limit));
     ctx.set('RateLimit-Remaining', String(d.remaining));

@@ -25,7 +25,14 @@ export async function authenticateMerchant(
     if (!key || !hashesEqual(key._id, hash) || key.revokedAt !== null) return null;
     const merchant = await findMerchant(c, key.merchantId);
     if (!merchant || merchant.status !== 'ACTIVE') return null;
-    return { merchantId: key.merchantId, permissions: key.permissions, credential: 'api_key', subject: key.keyId, steppedUp: false };
+    return {
+      merchantId: key.merchantId,
+      permissions: key.permissions,
+      credential: 'api_key',
+      subject: key.keyId,
+      steppedUp: false,
+      ...(merchant.rateLimits ? { rateLimits: merchant.rateLimits } : {}),
+    };
   }
 
   const claims = await verifyJwt(token);
@@ -38,5 +45,6 @@ export async function authenticateMerchant(
     credential: 'jwt',
     subject: claims.sub,
     steppedUp: isSteppedUp(claims, nowSeconds),
+    ...(merchant.rateLimits ? { rateLimits: merchant.rateLimits } : {}),
   };
 }

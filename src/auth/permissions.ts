@@ -1,3 +1,5 @@
+import type { MerchantRateLimits } from '../store/documents.js';
+
 export const PERMISSIONS = {
   settleCreate: 'x402:settle:create',
   settleRead: 'x402:settle:read',
@@ -16,4 +18,6 @@ export interface MerchantPrincipal {
   subject: string;
   /** JWT callers only: strong authentication (amr contains mfa) within the step-up window. */
   steppedUp: boolean;
+  /** The merchant's own rate limits, when an operator set them. */
+  rateLimits?: MerchantRateLimits;
 }

@@ -3,7 +3,7 @@ import { ConfigError } from '../config/env.js';
 import { openCli, type CliContext } from './context.js';
 import { devBorrowerCreate, devVoucher } from './dev-commands.js';
 import { chainDeploy } from './chain-commands.js';
-import { createMerchant, jwtIssue, keyIssue, keyList, keyRevoke, keyRotate, merchantList } from './merchant-commands.js';
+import { createMerchant, jwtIssue, keyIssue, keyList, keyRevoke, keyRotate, merchantLimits, merchantList } from './merchant-commands.js';
 import { print, UsageError } from './output.js';
 
 type Flags = Record<string, string | boolean | undefined>;
@@ -28,6 +28,26 @@ const COMMANDS: Record<string, Command> = {
     note: 'Store apiKey now: it is shown once and kept only as a hash.',
   },
   'merchant list': { usage: 'merchant list', summary: 'List merchants.', options: {}, run: (ctx) => merchantList(ctx) },
+  'merchant limits': {
+    usage: 'merchant limits --merchant <merchantId> [--verify-per-min N --verify-burst N] [--capture-per-min N --capture-burst N] [--reset]',
+    summary: "Set a merchant's own rate limits (or --reset to the RATE_LIMIT_* defaults).",
+    options: {
+      merchant: { type: 'string' },
+      'verify-per-min': { type: 'string' },
+      'verify-burst': { type: 'string' },
+      'capture-per-min': { type: 'string' },
+      'capture-burst': { type: 'string' },
+      reset: { type: 'boolean' },
+    },
+    run: (ctx, f) =>
+      merchantLimits(ctx, s(f, 'merchant'), {
+        ...(s(f, 'verify-per-min') ? { verifyPerMin: s(f, 'verify-per-min') } : {}),
+        ...(s(f, 'verify-burst') ? { verifyBurst: s(f, 'verify-burst') } : {}),
+        ...(s(f, 'capture-per-min') ? { capturePerMin: s(f, 'capture-per-min') } : {}),
+        ...(s(f, 'capture-burst') ? { captureBurst: s(f, 'capture-burst') } : {}),
+        reset: f.reset === true,
+      }),
+  },
   'key issue': {
     usage: 'key issue --merchant <merchantId>',
     summary: 'Issue another API key for a merchant (shown once).',

@@ -5,7 +5,8 @@ import { getAddress, isAddress } from 'viem';
 import { generateApiKey } from '../auth/api-keys.js';
 import { ALL_MERCHANT_PERMISSIONS } from '../auth/permissions.js';
 import { newId } from '../domain/ids.js';
-import { insertApiKey, insertMerchant, listApiKeys, listMerchants, findMerchant, revokeApiKey } from '../store/merchants.js';
+import type { MerchantRateLimits } from '../store/documents.js';
+import { insertApiKey, insertMerchant, listApiKeys, listMerchants, findMerchant, revokeApiKey, setMerchantRateLimits } from '../store/merchants.js';
 import type { CliContext } from './context.js';
 import { UsageError } from './output.js';
 
@@ -37,6 +38,43 @@ export async function createMerchant(ctx: CliContext, name: string | undefined, 
   const merchantId = newId();
   await insertMerchant(ctx.store.c, { _id: merchantId, name: name.trim(), payoutAddress: getAddress(payout).toLowerCase(), status: 'ACTIVE', createdAt: new Date() });
   return { merchantId, name: name.trim(), payoutAddress: getAddress(payout), ...(await issueKey(ctx, merchantId)) };
+}
+
+export interface RateLimitFlags {
+  verifyPerMin?: string;
+  verifyBurst?: string;
+  capturePerMin?: string;
+  captureBurst?: string;
+  reset?: boolean;
+}
+
+function positiveInt(value: string, flag: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 1_000_000) throw new UsageError(`--${flag} must be a whole number from 1 to 1000000`);
+  return n;
+}
+
+/** Per-minute rate and burst come as a pair: half a policy would silently mix with the defaults. */
+function policyFrom(perMin: string | undefined, burst: string | undefined, name: 'verify' | 'capture') {
+  if (perMin === undefined && burst === undefined) return undefined;
+  if (perMin === undefined || burst === undefined) throw new UsageError(`give both --${name}-per-min and --${name}-burst`);
+  return { perMinute: positiveInt(perMin, `${name}-per-min`), burst: positiveInt(burst, `${name}-burst`) };
+}
+
+/** Sets (or with --reset clears) a merchant's own rate limits; the API applies them on its next request. */
+export async function merchantLimits(ctx: CliContext, merchantId: string | undefined, flags: RateLimitFlags) {
+  const m = await requireMerchant(ctx, merchantId);
+  const verify = policyFrom(flags.verifyPerMin, flags.verifyBurst, 'verify');
+  const capture = policyFrom(flags.capturePerMin, flags.captureBurst, 'capture');
+  if (!flags.reset && !verify && !capture) throw new UsageError('give --verify-per-min/--verify-burst, --capture-per-min/--capture-burst, or --reset');
+  const limits: MerchantRateLimits | null = flags.reset ? null : { ...m.rateLimits, ...(verify ? { verify } : {}), ...(capture ? { capture } : {}) };
+  await setMerchantRateLimits(ctx.store.c, m._id, limits);
+  const d = ctx.env;
+  return {
+    merchantId: m._id,
+    verify: limits?.verify ?? { perMinute: d.RATE_LIMIT_VERIFY_PER_MIN, burst: d.RATE_LIMIT_VERIFY_BURST, default: true },
+    capture: limits?.capture ?? { perMinute: d.RATE_LIMIT_CAPTURE_PER_MIN, burst: d.RATE_LIMIT_CAPTURE_BURST, default: true },
+  };
 }
 
 export async function merchantList(ctx: CliContext) {

@@ -1,13 +1,21 @@
 import type { PaymentStatus } from '../domain/payment.js';
 import type { PaymentTerms } from '../domain/payment-terms.js';
 import type { OnboardingStage } from '../domain/onboarding.js';
+import type { RatePolicy } from '../domain/rate-limit.js';
 
 export interface MerchantDoc {
   _id: string;
   name: string;
   payoutAddress: string;
   status: 'ACTIVE' | 'DISABLED';
+  /** Operator-set limits for this merchant; absent buckets use the RATE_LIMIT_* defaults. */
+  rateLimits?: MerchantRateLimits;
   createdAt: Date;
+}
+
+export interface MerchantRateLimits {
+  verify?: RatePolicy;
+  capture?: RatePolicy;
 }
 
 export interface ApiKeyDoc {

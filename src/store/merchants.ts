@@ -1,5 +1,5 @@
 import type { Collections } from './collections.js';
-import type { ApiKeyDoc, MerchantDoc } from './documents.js';
+import type { ApiKeyDoc, MerchantDoc, MerchantRateLimits } from './documents.js';
 
 export async function insertMerchant(c: Collections, doc: MerchantDoc): Promise<void> {
   await c.merchants.insertOne(doc);
@@ -11,6 +11,12 @@ export function findMerchant(c: Collections, merchantId: string): Promise<Mercha
 
 export function listMerchants(c: Collections): Promise<MerchantDoc[]> {
   return c.merchants.find({}).sort({ createdAt: 1 }).toArray();
+}
+
+/** null clears the merchant's own limits, so the defaults apply again. */
+export async function setMerchantRateLimits(c: Collections, merchantId: string, limits: MerchantRateLimits | null): Promise<void> {
+  if (limits === null) await c.merchants.updateOne({ _id: merchantId }, { $unset: { rateLimits: '' } });
+  else await c.merchants.updateOne({ _id: merchantId }, { $set: { rateLimits: limits } });
 }
 
 export async function insertApiKey(c: Collections, doc: ApiKeyDoc): Promise<void> {

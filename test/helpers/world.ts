@@ -1,3 +1,5 @@
+import type { MerchantRateLimits } from '../../src/store/documents.js';
+import { setMerchantRateLimits } from '../../src/store/merchants.js';
 import { Client, Connection } from '@temporalio/client';
 import { encodePaymentSignatureHeader } from '@x402/core/http';
 import { createPublicClient, http, parseAbiItem, type Hex } from 'viem';
@@ -57,9 +59,13 @@ export interface TestMerchant {
   payoutAddress: Hex;
 }
 
-export async function newMerchant(w: World, name = 'Test Merchant'): Promise<TestMerchant> {
+/** Limits high enough that a test firing many requests at once is never throttled by accident. */
+export const UNTHROTTLED: MerchantRateLimits = { verify: { perMinute: 1_000_000, burst: 100_000 }, capture: { perMinute: 1_000_000, burst: 100_000 } };
+
+export async function newMerchant(w: World, name = 'Test Merchant', opts: { rateLimits?: MerchantRateLimits } = {}): Promise<TestMerchant> {
   const payout = privateKeyToAddress(generatePrivateKey());
   const m = await createMerchant(w.cli, name, payout);
+  if (opts.rateLimits) await setMerchantRateLimits(w.store.c, m.merchantId, opts.rateLimits);
   return { merchantId: m.merchantId, apiKey: m.apiKey, keyId: m.keyId, payoutAddress: payout };
 }
 
