@@ -2,6 +2,7 @@ import { createPaymentActivities, type PaymentActivityDeps } from './payments.js
 import { createSettlementActivities, type SettlementActivityDeps } from './settlement.js';
 import { createOnboardingActivities } from './onboarding.js';
 import { createRepaymentActivities } from './repayment.js';
+import { createCaptureActivities } from './captures.js';
 
 export function createActivities(deps: PaymentActivityDeps & SettlementActivityDeps) {
   return {
@@ -9,5 +10,6 @@ export function createActivities(deps: PaymentActivityDeps & SettlementActivityD
     ...createSettlementActivities(deps),
     ...createOnboardingActivities(deps),
     ...createRepaymentActivities(deps),
+    ...createCaptureActivities(deps),
   };
 }

@@ -10,7 +10,7 @@ import { createRegistry, workerMetrics } from '../src/observability/metrics.js';
 import { serveMetrics } from '../src/observability/metrics-server.js';
 import { connectStore } from '../src/store/mongo.js';
 import { connectTemporal } from '../src/temporal/client.js';
-import { BATCHER_WORKFLOW_ID } from '../workflows/definitions.js';
+import { BATCHER_WORKFLOW_ID, CAPTURE_SWEEPER_WORKFLOW_ID } from '../workflows/definitions.js';
 
 function chainContext(env: Env): ChainContext {
   if (!env.RPC_URL || !env.SETTLER_PRIVATE_KEY || !env.SETTLEMENT_CONTRACT_ADDRESS || !env.ASSET_ADDRESS) {
@@ -76,6 +76,14 @@ async function main() {
   await temporal.workflow
     .start('batcherWorkflow', { workflowId: BATCHER_WORKFLOW_ID, taskQueue: env.TEMPORAL_TASK_QUEUE, args: [{ queue: [] }], workflowIdConflictPolicy: 'USE_EXISTING' })
     .catch((err: unknown) => logger.warn('batcher start deferred', { error: err }));
+  await temporal.workflow
+    .start('captureSweeperWorkflow', {
+      workflowId: CAPTURE_SWEEPER_WORKFLOW_ID,
+      taskQueue: env.TEMPORAL_TASK_QUEUE,
+      args: [{ olderThanSeconds: env.CAPTURE_SWEEP_AFTER_SECONDS, intervalSeconds: env.CAPTURE_SWEEP_INTERVAL_SECONDS }],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    })
+    .catch((err: unknown) => logger.warn('capture sweeper start deferred', { error: err }));
 
   const stop = (signal: string) => {
     logger.info('worker stopping', { signal });

@@ -3,6 +3,7 @@ import type { PaymentState } from '../src/domain/payment.js';
 
 /** Names shared by workflows, activities and the API; importing this file pulls in no workflow code. */
 export const BATCHER_WORKFLOW_ID = 'settlement-batcher';
+export const CAPTURE_SWEEPER_WORKFLOW_ID = 'capture-sweeper';
 
 export interface PaymentWorkflowInput {
   paymentId: string;

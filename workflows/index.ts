@@ -3,3 +3,4 @@ export { batcherWorkflow } from './batcher.js';
 export { onboardingWorkflow } from './onboarding.js';
 export { spendIntentWorkflow } from './spend-intent.js';
 export { repaymentWorkflow } from './repayment.js';
+export { captureSweeperWorkflow } from './capture-sweeper.js';

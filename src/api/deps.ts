@@ -1,3 +1,4 @@
+import type { CaptureFinisher } from '../payments/finish-capture.js';
 import type { Client } from '@temporalio/client';
 import type { Env } from '../config/env.js';
 import type { JwtVerifier } from '../auth/merchant-jwt.js';
@@ -36,5 +37,7 @@ export interface AppDeps {
   oauthKeys: OAuthKeys;
   /** Prometheus registry and counters; absent when a test builds deps in-process. */
   metrics?: { registry: Registry; api: ApiMetrics };
+  /** Starts captured payments' workflows after the answer; absent, capture awaits the start itself. */
+  captureFinisher?: CaptureFinisher;
   nowMs(): number;
 }

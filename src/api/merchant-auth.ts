@@ -3,6 +3,7 @@ import { authenticateMerchant } from '../auth/merchant-auth.js';
 import { PERMISSIONS, type MerchantPrincipal, type Permission } from '../auth/permissions.js';
 import { ApiError } from '../domain/errors.js';
 import type { AppDeps } from './deps.js';
+import { phaseTimerOf } from '../observability/phase-timer.js';
 
 export function merchantOf(ctx: Context): MerchantPrincipal {
   return ctx.state.merchant as MerchantPrincipal;
@@ -21,6 +22,7 @@ export function requireMerchant(deps: AppDeps, permission: Permission) {
       throw ApiError.stepUpRequired();
     }
     ctx.state.merchant = principal;
+    phaseTimerOf(ctx)?.mark('auth');
     await next();
   };
 }

@@ -5,6 +5,7 @@ import type { MerchantRateLimits } from '../store/documents.js';
 import { consumeRate } from '../store/rate-limits.js';
 import type { AppDeps } from './deps.js';
 import { merchantOf } from './merchant-auth.js';
+import { phaseTimerOf } from '../observability/phase-timer.js';
 
 /**
  * Per-merchant limit shared by every API process through the database. Runs after authentication.
@@ -20,6 +21,7 @@ export function rateLimit(deps: AppDeps, bucket: keyof MerchantRateLimits, defau
     ctx.set('RateLimit-Reset', String(d.resetSeconds));
     ctx.set('RateLimit-Policy', `${policy.perMinute};w=60;burst=${policy.burst}`);
     if (!d.allowed) throw ApiError.rateLimited(d.retryAfterSeconds);
+    phaseTimerOf(ctx)?.mark('rate_limit');
     await next();
   };
 }

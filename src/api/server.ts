@@ -9,6 +9,7 @@ import { createApp } from './app.js';
 import { loadSettlementInfo } from './settlement-info.js';
 import { loadOrCreateOAuthKeys } from '../auth/oauth/keys.js';
 import { apiMetrics, createRegistry } from '../observability/metrics.js';
+import { BackgroundCaptureFinisher } from '../payments/finish-capture.js';
 
 async function main() {
   const env = loadEnv();
@@ -25,7 +26,8 @@ async function main() {
   const oauthKeys = await loadOrCreateOAuthKeys(store);
   const registry = createRegistry('api');
   const metrics = { registry, api: apiMetrics(registry) };
-  const app = createApp({ env, store, temporal, verifyJwt, logger, settlement, oauthKeys, metrics, nowMs: () => Date.now() });
+  const captureFinisher = new BackgroundCaptureFinisher({ store, temporal, taskQueue: env.TEMPORAL_TASK_QUEUE }, logger);
+  const app = createApp({ env, store, temporal, verifyJwt, logger, settlement, oauthKeys, metrics, captureFinisher, nowMs: () => Date.now() });
   const server = createServer(app.callback());
   server.keepAliveTimeout = 65_000;
   server.requestTimeout = 30_000;
@@ -36,7 +38,10 @@ async function main() {
   const shutdown = (signal: string) => {
     logger.info('api stopping', { signal });
     server.close(() => {
-      void Promise.allSettled([store.close(), temporal.connection.close()]).then(() => process.exit(0));
+      void captureFinisher
+        .drain()
+        .then(() => Promise.allSettled([store.close(), temporal.connection.close()]))
+        .then(() => process.exit(0));
     });
     setTimeout(() => process.exit(0), 5000).unref();
   };

@@ -51,6 +51,9 @@ export const EnvSchema = z.object({
   BATCH_MAX_PAYMENTS: intFromEnv(100, 1),
   BATCH_MAX_WAIT_MS: intFromEnv(5000, 10),
   BATCH_MAX_ATTEMPTS: intFromEnv(3, 1),
+  /** The worker's sweeper finishes a capture still CAPTURING after this long (the API normally does it at once). */
+  CAPTURE_SWEEP_AFTER_SECONDS: intFromEnv(30, 1),
+  CAPTURE_SWEEP_INTERVAL_SECONDS: intFromEnv(10, 1),
 
   RATE_LIMIT_VERIFY_PER_MIN: intFromEnv(120, 1),
   RATE_LIMIT_VERIFY_BURST: intFromEnv(20, 1),
@@ -86,6 +89,8 @@ export const EnvSchema = z.object({
   WORKER_METRICS_PORT: intFromEnv(9464, 0),
 
   DEV_TOOLS: boolFromEnv(true),
+  /** Adds a Server-Timing header with the capture's phases (auth, rate limit, store, workflow); for profiling. */
+  SERVER_TIMING: boolFromEnv(false),
 });
 
 export type Env = z.infer<typeof EnvSchema>;

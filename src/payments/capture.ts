@@ -13,12 +13,15 @@ import { findPayment, findPaymentByVoucher, insertPayment } from '../store/payme
 import { consumeSpendIntent } from '../store/spend-intents.js';
 import { loadVerificationContext } from './context.js';
 import { toReceipt } from './receipt.js';
-import { startPaymentWorkflow } from './start-workflow.js';
+import { finishCapture } from './finish-capture.js';
+import type { PhaseTimer } from '../observability/phase-timer.js';
 
 export interface CaptureRequest {
   merchantId: string;
   idempotencyKey: string;
   body: { x402Version: number; paymentPayload: Record<string, unknown>; paymentRequirements?: PaymentRequirements };
+  /** Marks the handler's phases for Server-Timing, when profiling is on. */
+  timer?: PhaseTimer | undefined;
 }
 
 export interface CaptureResult {
@@ -29,7 +32,8 @@ export interface CaptureResult {
 /**
  * Capture moves money, so every step after the voucher is claimed is idempotent: a retry with the
  * same key resumes a capture that stopped half-way, and concurrent duplicates converge on one
- * payment. See docs/design.md "Money path".
+ * payment. The answer waits for the durable writes only (key, voucher, spend intent); the payment
+ * workflow starts right after it (finish-capture.ts). See docs/design.md "Money path".
  */
 export async function capturePayment(deps: AppDeps, req: CaptureRequest): Promise<CaptureResult> {
   const c = deps.store.c;
@@ -45,13 +49,14 @@ export async function capturePayment(deps: AppDeps, req: CaptureRequest): Promis
   if (claim.kind === 'existing' && claim.doc.fingerprint !== bodyFingerprint) throw ApiError.idempotencyKeyConflict();
   const paymentId = claim.doc.paymentId;
   const replayed = claim.kind === 'existing';
+  req.timer?.mark('idempotency_key');
 
   const existing = replayed ? await findPayment(c, paymentId) : null;
   if (existing && existing.status !== 'CAPTURING') return { receipt: toReceipt(existing), replayed };
 
   try {
     const doc = existing ?? (await admit(deps, req, paymentId, now));
-    return { receipt: await complete(deps, doc), replayed };
+    return { receipt: await accept(deps, doc, req.timer), replayed };
   } catch (err) {
     if (claim.kind === 'claimed' && err instanceof ApiError) await releaseIdempotencyKey(c, keyId, paymentId);
     throw err;
@@ -64,6 +69,7 @@ async function admit(deps: AppDeps, req: CaptureRequest, paymentId: string, now:
   if (!parsed.ok) throw ApiError.paymentRejected(parsed.reason);
   const { voucher } = parsed;
   const ctx = await loadVerificationContext(deps, req.merchantId, voucher, paymentId);
+  req.timer?.mark('load_context');
   const verdict = evaluateVoucher(
     {
       voucher,
@@ -74,10 +80,12 @@ async function admit(deps: AppDeps, req: CaptureRequest, paymentId: string, now:
     ctx,
   );
   if (!verdict.ok) throw ApiError.paymentRejected(verdict.reason);
+  req.timer?.mark('verify_voucher');
 
   const doc = paymentDoc(paymentId, req, voucher, now);
   try {
     await insertPayment(deps.store.c, doc);
+    req.timer?.mark('claim_voucher');
     return doc;
   } catch (err) {
     if (!isDuplicateKey(err)) throw err;
@@ -87,26 +95,21 @@ async function admit(deps: AppDeps, req: CaptureRequest, paymentId: string, now:
   }
 }
 
-async function complete(deps: AppDeps, doc: PaymentDoc): Promise<Receipt> {
+/**
+ * Consumes the spend intent (the last check, and the one that makes the payment the borrower's),
+ * then has the workflow started: after the answer when a background finisher is configured, before
+ * it otherwise.
+ */
+async function accept(deps: AppDeps, doc: PaymentDoc, timer?: PhaseTimer): Promise<Receipt> {
   const c = deps.store.c;
   const consumed = await consumeSpendIntent(c, doc.spendIntentId, doc.voucherId, doc._id);
   if (consumed === 'not_available') {
     await c.payments.deleteOne({ _id: doc._id, status: 'CAPTURING' });
     throw ApiError.paymentRejected('voucher_already_used');
   }
-  await startPaymentWorkflow(deps.temporal, deps.env.TEMPORAL_TASK_QUEUE, {
-    paymentId: doc._id,
-    merchantId: doc.merchantId,
-    borrowerId: doc.borrowerId,
-    spendIntentId: doc.spendIntentId,
-    payTo: doc.payTo,
-    amount: doc.amount,
-    asset: doc.asset,
-    network: doc.network,
-    orderRef: doc.orderRef,
-    capturedAt: doc.capturedAt.toISOString(),
-  });
-  await c.payments.updateOne({ _id: doc._id, status: 'CAPTURING' }, { $set: { status: 'QUEUED', updatedAt: new Date() } });
+  timer?.mark('consume_intent');
+  if (deps.captureFinisher) deps.captureFinisher.submit(doc);
+  else await finishCapture({ store: deps.store, temporal: deps.temporal, taskQueue: deps.env.TEMPORAL_TASK_QUEUE }, doc);
   return toReceipt({ ...doc, status: 'QUEUED' });
 }
 

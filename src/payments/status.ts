@@ -3,6 +3,7 @@ import { ApiError } from '../domain/errors.js';
 import { isUuid } from '../domain/ids.js';
 import type { PaymentState, Receipt } from '../domain/payment.js';
 import { findPayment } from '../store/payments.js';
+import { findSpendIntent } from '../store/spend-intents.js';
 import { paymentStatusQuery } from '../../workflows/definitions.js';
 import { toReceipt } from './receipt.js';
 
@@ -16,7 +17,14 @@ const QUERY_DEADLINE_MS = 2000;
 export async function paymentStatus(deps: AppDeps, merchantId: string, paymentId: string): Promise<Receipt> {
   if (!isUuid(paymentId)) throw ApiError.notFound('payment');
   const doc = await findPayment(deps.store.c, paymentId.toLowerCase());
-  if (!doc || doc.merchantId !== merchantId || doc.status === 'CAPTURING') throw ApiError.notFound('payment');
+  if (!doc || doc.merchantId !== merchantId) throw ApiError.notFound('payment');
+  if (doc.status === 'CAPTURING') {
+    // Accepted (its spend intent consumed) but the workflow is still starting: QUEUED. Otherwise the
+    // capture is still being checked, and the payment does not exist yet.
+    const intent = await findSpendIntent(deps.store.c, doc.spendIntentId);
+    if (intent?.status !== 'CONSUMED' || intent.consumedByVoucherId !== doc.voucherId) throw ApiError.notFound('payment');
+    return toReceipt(doc);
+  }
   let state: PaymentState | undefined;
   try {
     state = await deps.temporal.withDeadline(Date.now() + QUERY_DEADLINE_MS, () =>

@@ -31,11 +31,13 @@ export async function updatePaymentProjection(
 
 /**
  * Binds payments to a batch. Only payments not yet bound to any batch are taken, and a retry with
- * the same batchId finds the same set, so a payment can never be settled in two batches.
+ * the same batchId finds the same set, so a payment can never be settled in two batches. A payment
+ * still CAPTURING is taken too: the batcher only hears of payments whose workflow has started, which
+ * happens after capture accepted them, and the move to QUEUED may not have landed yet.
  */
 export async function claimPaymentsForBatch(c: Collections, batchId: string, paymentIds: string[]): Promise<PaymentDoc[]> {
   await c.payments.updateMany(
-    { _id: { $in: paymentIds }, settlementBatchId: { $exists: false }, status: { $in: ['QUEUED', 'SUBMITTED'] } },
+    { _id: { $in: paymentIds }, settlementBatchId: { $exists: false }, status: { $in: ['CAPTURING', 'QUEUED', 'SUBMITTED'] } },
     { $set: { settlementBatchId: batchId } },
   );
   const docs = await c.payments.find({ settlementBatchId: batchId }).toArray();

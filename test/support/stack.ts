@@ -33,6 +33,8 @@ async function testSource(dir: string): Promise<NodeJS.ProcessEnv> {
     CHAIN_ID: '84532',
     BATCH_MAX_WAIT_MS: '1000',
     CONFIRMATIONS: '1',
+    CAPTURE_SWEEP_AFTER_SECONDS: '2',
+    CAPTURE_SWEEP_INTERVAL_SECONDS: '1',
     OAUTH_DCR_ALLOWED_HOSTS: 'agent.example.com',
     ...(external ? { MONGODB_URI: external, MONGODB_DB: `cf_test_${process.pid}_${Date.now()}` } : {}),
   };

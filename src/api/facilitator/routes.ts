@@ -11,6 +11,7 @@ import { readJsonBody } from '../body.js';
 import type { AppDeps } from '../deps.js';
 import { merchantOf, requireMerchant } from '../merchant-auth.js';
 import { rateLimit } from '../rate-limit.js';
+import { phaseTimerOf, serverTiming } from '../../observability/phase-timer.js';
 import { CaptureBodySchema, IdempotencyKeySchema, VerifyBodySchema } from './schemas.js';
 import { supportedBody } from './supported.js';
 
@@ -64,6 +65,7 @@ export function facilitatorRouter(deps: AppDeps): Router {
 
   router.post(
     '/capture',
+    serverTiming(env.SERVER_TIMING),
     requireMerchant(deps, PERMISSIONS.settleCreate),
     countCaptures(deps),
     rateLimit(deps, 'capture', { perMinute: env.RATE_LIMIT_CAPTURE_PER_MIN, burst: env.RATE_LIMIT_CAPTURE_BURST }),
@@ -76,6 +78,7 @@ export function facilitatorRouter(deps: AppDeps): Router {
       const result = await capturePayment(deps, {
         merchantId: merchantOf(ctx).merchantId,
         idempotencyKey: key.data.toLowerCase(),
+        timer: phaseTimerOf(ctx),
         body: body.paymentRequirements ? body : { x402Version: body.x402Version, paymentPayload: body.paymentPayload },
       });
       if (result.replayed) ctx.set('Idempotent-Replayed', 'true');

@@ -1,0 +1,26 @@
+import { getAbiItem, parseEventLogs } from 'viem';
+import { creditSettlementAbi } from '../src/chain/abi.js';
+import type { World } from '../test/helpers/world.js';
+
+export interface ProductBatches {
+  batches: number;
+  payments: number;
+  sizes: number[];
+  gasPerPayment: number;
+}
+
+/** The batches the running product settled since `fromBlock`: their sizes and gas, read back from the chain. */
+export async function productBatches(w: World, fromBlock: bigint): Promise<ProductBatches> {
+  const logs = await w.publicClient.getLogs({ address: w.settlement, event: getAbiItem({ abi: creditSettlementAbi, name: 'BatchSettled' }), fromBlock, toBlock: 'latest' });
+  let gas = 0n;
+  let payments = 0;
+  const sizes: number[] = [];
+  for (const log of logs) {
+    const receipt = await w.publicClient.getTransactionReceipt({ hash: log.transactionHash });
+    const settled = parseEventLogs({ abi: creditSettlementAbi, eventName: 'PaymentSettled', logs: receipt.logs }).length;
+    gas += receipt.gasUsed;
+    payments += settled;
+    sizes.push(settled);
+  }
+  return { batches: logs.length, payments, sizes, gasPerPayment: payments === 0 ? Number.NaN : Number(gas) / payments };
+}

@@ -1,0 +1,73 @@
+import type { Client } from '@temporalio/client';
+import type { Logger } from '../observability/logger.js';
+import type { PaymentDoc } from '../store/documents.js';
+import type { Store } from '../store/mongo.js';
+import { startPaymentWorkflow } from './start-workflow.js';
+
+export interface FinishCaptureDeps {
+  store: Store;
+  temporal: Client;
+  taskQueue: string;
+}
+
+/**
+ * The second half of an accepted capture: start the payment workflow keyed by paymentId, then move
+ * the stored payment from CAPTURING to QUEUED. Both steps are idempotent, so the API's background
+ * start, a replayed request and the worker's sweeper may all run it for one payment.
+ */
+export async function finishCapture(deps: FinishCaptureDeps, doc: PaymentDoc): Promise<void> {
+  await startPaymentWorkflow(deps.temporal, deps.taskQueue, {
+    paymentId: doc._id,
+    merchantId: doc.merchantId,
+    borrowerId: doc.borrowerId,
+    spendIntentId: doc.spendIntentId,
+    payTo: doc.payTo,
+    amount: doc.amount,
+    asset: doc.asset,
+    network: doc.network,
+    orderRef: doc.orderRef,
+    capturedAt: doc.capturedAt.toISOString(),
+  });
+  await deps.store.c.payments.updateOne({ _id: doc._id, status: 'CAPTURING' }, { $set: { status: 'QUEUED', updatedAt: new Date() } });
+}
+
+export interface CaptureFinisher {
+  /** Has the payment's workflow started soon; never throws, never waits. */
+  submit(doc: PaymentDoc): void;
+}
+
+/**
+ * Runs finishCapture after the capture has answered, at most `limit` at a time. The answer only
+ * waits for the durable writes (voucher claimed, spend intent consumed); a start that fails, or one
+ * beyond the limit, is left to the worker's capture sweeper, which finds the payment still CAPTURING.
+ */
+export class BackgroundCaptureFinisher implements CaptureFinisher {
+  private running = 0;
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(
+    private readonly deps: FinishCaptureDeps,
+    private readonly logger: Logger,
+    private readonly limit = 256,
+  ) {}
+
+  submit(doc: PaymentDoc): void {
+    if (this.running >= this.limit) {
+      this.logger.warn('capture finishing saturated; the sweeper will start the workflow', { paymentId: doc._id });
+      return;
+    }
+    this.running++;
+    const p = finishCapture(this.deps, doc)
+      .catch((err: unknown) => this.logger.warn('payment workflow start deferred to the sweeper', { paymentId: doc._id, error: err }))
+      .finally(() => {
+        this.running--;
+        this.inFlight.delete(p);
+      });
+    this.inFlight.add(p);
+  }
+
+  /** Waits for the starts in flight, e.g. before a graceful shutdown. */
+  async drain(): Promise<void> {
+    await Promise.allSettled([...this.inFlight]);
+  }
+}
