@@ -32,6 +32,10 @@ async function assertSettledOnce(w: World, m: TestMerchant, voucherId: string, p
   assert.equal(byPayment.length, 1, 'exactly one PaymentSettled for the payment');
   assert.equal(byPayment[0]!.transactionHash, confirmed.transaction);
   assert.equal((await settledEvents(w, { merchantId: m.merchantId })).length, 1, 'the merchant was paid once');
+  // The store's projection (what polls fall back to) ends CONFIRMED too: no late duplicate wrote it back.
+  const projected = await w.store.c.payments.findOne({ _id: paymentId });
+  assert.equal(projected?.status, 'CONFIRMED');
+  assert.equal(projected?.transaction, confirmed.transaction);
 }
 
 describe('concurrency: duplicate and competing captures', function () {
