@@ -6,7 +6,7 @@ import type {
   IdempotencyDoc,
   MerchantDoc,
   PaymentDoc,
-  RateLimitDoc,
+  RateLimitSlotDoc,
   SpendIntentDoc,
   OperationalAgentDoc,
   SigningRequestDoc,
@@ -25,7 +25,7 @@ export interface Collections {
   spendIntents: Collection<SpendIntentDoc>;
   payments: Collection<PaymentDoc>;
   idempotency: Collection<IdempotencyDoc>;
-  rateLimits: Collection<RateLimitDoc>;
+  rateLimitSlots: Collection<RateLimitSlotDoc>;
   operationalAgents: Collection<OperationalAgentDoc>;
   signingRequests: Collection<SigningRequestDoc>;
   handles: Collection<HandleDoc>;
@@ -44,7 +44,7 @@ export function collections(db: Db): Collections {
     spendIntents: db.collection<SpendIntentDoc>('spend_intents'),
     payments: db.collection<PaymentDoc>('payments'),
     idempotency: db.collection<IdempotencyDoc>('idempotency_keys'),
-    rateLimits: db.collection<RateLimitDoc>('rate_limits'),
+    rateLimitSlots: db.collection<RateLimitSlotDoc>('rate_limit_slots'),
     operationalAgents: db.collection<OperationalAgentDoc>('operational_agents'),
     signingRequests: db.collection<SigningRequestDoc>('signing_requests'),
     handles: db.collection<HandleDoc>('handles'),
@@ -66,6 +66,8 @@ export async function ensureIndexes(c: Collections): Promise<void> {
     c.payments.createIndex({ status: 1, updatedAt: 1 }),
     c.payments.createIndex({ settlementBatchId: 1 }),
     c.idempotency.createIndex({ expiresAt: 1 }),
+    c.rateLimitSlots.createIndex({ bucket: 1, slot: 1 }),
+    c.rateLimitSlots.createIndex({ expiresAt: 1 }),
     c.operationalAgents.createIndex({ borrowerId: 1 }),
     c.signingRequests.createIndex({ borrowerId: 1, createdAt: -1 }),
     c.spendIntents.createIndex({ status: 1, expiresAt: 1 }),

@@ -208,11 +208,15 @@ export interface IdempotencyDoc {
   expiresAt: Date;
 }
 
-export interface RateLimitDoc {
-  /** `${merchantId}:${bucket}` */
+/** One admitted request's claim on a rate-limit slot (see domain/rate-limit.ts). */
+export interface RateLimitSlotDoc {
+  /** `${bucket}:${slot}`: the unique _id is what makes a claim atomic. */
   _id: string;
-  /** GCRA theoretical arrival time, epoch milliseconds. */
-  tat: number;
+  /** `${merchantId}:${verify|capture}@${perMinute}` */
+  bucket: string;
+  slot: number;
+  /** When the slot has passed; swept after. */
+  expiresAt: Date;
 }
 
 /** One borrower per wallet: _id is the lowercase address (a unique key FerretDB v1 supports). */

@@ -1,0 +1,46 @@
+import { join } from 'node:path';
+import { projectRoot } from '../../src/config/paths.js';
+import { freePort, spawnManaged, waitForHttp, type ManagedProcess } from '../../src/stack/processes.js';
+import { getStack } from '../support/stack.js';
+
+export interface ExtraApi {
+  /** `http://127.0.0.1:<port>/api/v1` */
+  baseUrl: string;
+  origin: string;
+  proc: ManagedProcess;
+  stop(): Promise<void>;
+}
+
+/**
+ * Another API process against the test stack's store, Temporal and chain, spawned the way the
+ * stack spawns its own (same entry, same environment minus the settler key), on its own port.
+ * `extraEnv` overrides settings for this process only (e.g. METRICS_TOKEN).
+ */
+export async function startExtraApi(name: string, extraEnv: Record<string, string> = {}): Promise<ExtraApi> {
+  const stack = await getStack();
+  const { SETTLER_PRIVATE_KEY: _settlerKey, ...apiEnv } = stack.env;
+  const port = await freePort();
+  const proc = spawnManaged({
+    name,
+    command: process.execPath,
+    args: [join(projectRoot(), 'dist', 'src', 'api', 'server.js')],
+    env: { ...apiEnv, ...extraEnv, API_HOST: '127.0.0.1', API_PORT: String(port) },
+    cwd: projectRoot(),
+    logFile: join(stack.dataDir, 'logs', `${name}.log`),
+  });
+  const origin = `http://127.0.0.1:${port}`;
+  try {
+    await waitForHttp(`${origin}/api/v1/facilitator/health`, { proc, timeoutMs: 60_000, what: `${name} health` });
+  } catch (err) {
+    await proc.stop(10_000);
+    throw err;
+  }
+  return {
+    baseUrl: `${origin}/api/v1`,
+    origin,
+    proc,
+    async stop() {
+      await proc.stop(10_000);
+    },
+  };
+}

@@ -1,0 +1,151 @@
+/**
+ * The security matrix: what every credential gets from every route. test/integration/
+ * security-matrix.test.ts asserts each cell against the running stack, and docs/api.md carries
+ * the same table (renderSecurityMatrix), so the document cannot drift from what is enforced.
+ */
+
+export const CREDENTIALS = {
+  none: 'no `Authorization`',
+  malformed: 'malformed (`Bearer garbage`, `Basic …`, bare `Bearer`, `sk_live_short`, unknown `sk_live_…`, unsigned JWT)',
+  revokedKey: 'revoked API key',
+  otherMerchantKey: "another merchant's API key (on merchant A's voucher / payment)",
+  jwtNoPermission: "merchant JWT without the route's permission",
+  jwtNoStepUp: 'merchant JWT without step-up (no `mfa` in `amr`, or `auth_time` over 10 min old)',
+  borrowerToken: 'borrower OAuth token (all scopes)',
+  borrowerNoScope: "borrower OAuth token lacking the tool's scope",
+  expired: 'expired token (merchant JWT on REST, borrower token on `/mcp`)',
+  wrongAudience: 'token for another audience (merchant JWT on REST, borrower token on `/mcp`)',
+  merchantKey: "the merchant's own API key",
+  merchantJwt: 'merchant JWT with both permissions and a recent MFA',
+  metricsToken: 'the `METRICS_TOKEN`',
+} as const;
+
+export type Credential = keyof typeof CREDENTIALS;
+
+export const COLUMNS = {
+  verify: '`POST …/facilitator/verify`',
+  capture: '`POST …/facilitator/capture`',
+  payment: '`GET …/facilitator/payments/{id}`',
+  mcp: '`POST /mcp` (every tool)',
+  metrics: '`GET /metrics` (`METRICS_TOKEN` set)',
+} as const;
+
+export type Column = keyof typeof COLUMNS;
+
+/**
+ * `code` is the body's error code; on /mcp it is the OAuth error of the challenge
+ * (`invalid_token`, `insufficient_scope`) or UNAUTHENTICATED when no token was sent.
+ * `invalidReason` is verify's verdict (on a 200) or a refused capture's reason (on a 422).
+ */
+export type Outcome = { status: 200; invalidReason?: string } | { status: 401 | 403 | 404 | 422; code: string; invalidReason?: string };
+
+const ok: Outcome = { status: 200 };
+const unauth: Outcome = { status: 401, code: 'UNAUTHENTICATED' };
+const invalidToken: Outcome = { status: 401, code: 'invalid_token' };
+
+/** Every credential that is not a borrower token is refused alike at /mcp and at /metrics. */
+function refusedOutsideRest(rest: Record<'verify' | 'capture' | 'payment', Outcome>): Record<Column, Outcome> {
+  return { ...rest, mcp: invalidToken, metrics: unauth };
+}
+
+export const MATRIX: Record<Credential, Record<Column, Outcome>> = {
+  none: { verify: unauth, capture: unauth, payment: unauth, mcp: unauth, metrics: unauth },
+  malformed: refusedOutsideRest({ verify: unauth, capture: unauth, payment: unauth }),
+  revokedKey: refusedOutsideRest({ verify: unauth, capture: unauth, payment: unauth }),
+  otherMerchantKey: refusedOutsideRest({
+    verify: { status: 200, invalidReason: 'recipient_mismatch' },
+    capture: { status: 422, code: 'PAYMENT_REJECTED', invalidReason: 'recipient_mismatch' },
+    payment: { status: 404, code: 'NOT_FOUND' },
+  }),
+  jwtNoPermission: refusedOutsideRest({
+    verify: { status: 403, code: 'FORBIDDEN' },
+    capture: { status: 403, code: 'FORBIDDEN' },
+    payment: { status: 403, code: 'FORBIDDEN' },
+  }),
+  jwtNoStepUp: refusedOutsideRest({ verify: ok, capture: { status: 403, code: 'STEP_UP_REQUIRED' }, payment: ok }),
+  borrowerToken: { verify: unauth, capture: unauth, payment: unauth, mcp: ok, metrics: unauth },
+  borrowerNoScope: { verify: unauth, capture: unauth, payment: unauth, mcp: { status: 403, code: 'insufficient_scope' }, metrics: unauth },
+  expired: refusedOutsideRest({ verify: unauth, capture: unauth, payment: unauth }),
+  wrongAudience: refusedOutsideRest({ verify: unauth, capture: unauth, payment: unauth }),
+  merchantKey: refusedOutsideRest({ verify: ok, capture: ok, payment: ok }),
+  merchantJwt: refusedOutsideRest({ verify: ok, capture: ok, payment: ok }),
+  metricsToken: { verify: unauth, capture: unauth, payment: unauth, mcp: invalidToken, metrics: ok },
+};
+
+/** The mounted routes behind each column (`METHOD path` as the routers declare them). */
+export const COLUMN_ROUTES: Record<Column, string[]> = {
+  verify: ['POST /api/v1/facilitator/verify'],
+  capture: ['POST /api/v1/facilitator/capture'],
+  payment: ['GET /api/v1/facilitator/payments/:paymentId'],
+  mcp: ['ANY /mcp'],
+  metrics: ['GET /metrics'],
+};
+
+/** Routes whose answer does not depend on the credential at all. */
+export interface FixedRoute {
+  route: string;
+  /** A concrete request for the route. */
+  method: 'GET' | 'POST';
+  path: string;
+  body?: unknown;
+  expect: { status: number; code?: string; html?: boolean };
+  /** What the request stands for, in the docs table. */
+  when: string;
+  /** Served by oidc-provider, outside the routers the coverage check enumerates. */
+  provider?: boolean;
+}
+
+const unknownUid = 'AbCdEfGhIjKlMnOp0123';
+const unknownSigningRequest = '00000000-0000-4000-8000-000000000000';
+
+export const FIXED_ROUTES: FixedRoute[] = [
+  { route: 'GET /api/v1/facilitator/supported', method: 'GET', path: '/api/v1/facilitator/supported', when: 'public', expect: { status: 200 } },
+  { route: 'GET /api/v1/facilitator/health', method: 'GET', path: '/api/v1/facilitator/health', when: 'public', expect: { status: 200 } },
+  { route: 'GET /api/v1/openapi.json', method: 'GET', path: '/api/v1/openapi.json', when: 'public', expect: { status: 200 } },
+  { route: 'GET /.well-known/oauth-protected-resource/mcp', method: 'GET', path: '/.well-known/oauth-protected-resource/mcp', when: 'public', expect: { status: 200 } },
+  { route: 'GET /.well-known/oauth-protected-resource', method: 'GET', path: '/.well-known/oauth-protected-resource', when: 'public', expect: { status: 200 } },
+  { route: 'GET /.well-known/oauth-authorization-server/oauth', method: 'GET', path: '/.well-known/oauth-authorization-server/oauth', when: 'public', expect: { status: 200 }, provider: true },
+  { route: 'GET /.well-known/openid-configuration/oauth', method: 'GET', path: '/.well-known/openid-configuration/oauth', when: 'public', expect: { status: 200 }, provider: true },
+  { route: 'GET /oauth/jwks', method: 'GET', path: '/oauth/jwks', when: 'public', expect: { status: 200 }, provider: true },
+  { route: 'POST /api/v1/facilitator/settle', method: 'POST', path: '/api/v1/facilitator/settle', body: {}, when: 'there is no settle route', expect: { status: 404, code: 'NOT_FOUND' } },
+  { route: 'GET /oauth/interaction/:uid', method: 'GET', path: `/oauth/interaction/${unknownUid}`, when: 'sign-in without its interaction cookie', expect: { status: 400, html: true } },
+  { route: 'GET /oauth/interaction/:uid/challenge', method: 'GET', path: `/oauth/interaction/${unknownUid}/challenge?wallet=0x${'1'.repeat(40)}`, when: 'sign-in without its interaction cookie', expect: { status: 404, code: 'NOT_FOUND' } },
+  { route: 'POST /oauth/interaction/:uid/wallet-proof', method: 'POST', path: `/oauth/interaction/${unknownUid}/wallet-proof`, body: {}, when: 'sign-in without its interaction cookie', expect: { status: 404, code: 'NOT_FOUND' } },
+  { route: 'POST /oauth/interaction/:uid/abort', method: 'POST', path: `/oauth/interaction/${unknownUid}/abort`, body: {}, when: 'sign-in without its interaction cookie', expect: { status: 404, code: 'NOT_FOUND' } },
+  { route: 'GET /borrower/sign/:id', method: 'GET', path: '/borrower/sign/not-a-signing-request', when: 'malformed signing link', expect: { status: 404, html: true } },
+  { route: 'GET /borrower/api/signing-requests/:id', method: 'GET', path: `/borrower/api/signing-requests/${unknownSigningRequest}`, when: 'unknown signing request', expect: { status: 404, code: 'NOT_FOUND' } },
+  {
+    route: 'POST /borrower/api/signing-requests/:id/signature',
+    method: 'POST',
+    path: `/borrower/api/signing-requests/${unknownSigningRequest}/signature`,
+    body: { signature: `0x${'ab'.repeat(65)}` },
+    when: 'unknown signing request', expect: { status: 404, code: 'NOT_FOUND' },
+  },
+];
+
+function cell(o: Outcome): string {
+  if (o.status === 200) return o.invalidReason ? `200, \`isValid:false\` \`${o.invalidReason}\`` : '200';
+  return `${o.status} \`${o.code}\`${o.invalidReason ? ` \`${o.invalidReason}\`` : ''}`;
+}
+
+function fixedCell(e: FixedRoute['expect']): string {
+  if (e.code) return `${e.status} \`${e.code}\``;
+  return e.html ? `${e.status} (HTML page)` : String(e.status);
+}
+
+/** The markdown docs/api.md carries under "Security matrix". */
+export function renderSecurityMatrix(): string {
+  const cols = Object.keys(COLUMNS) as Column[];
+  const lines = [
+    `| credential | ${cols.map((c) => COLUMNS[c]).join(' | ')} |`,
+    `| --- | ${cols.map(() => '---').join(' | ')} |`,
+    ...(Object.keys(CREDENTIALS) as Credential[]).map((cred) => `| ${CREDENTIALS[cred]} | ${cols.map((c) => cell(MATRIX[cred][c])).join(' | ')} |`),
+    '',
+    'Routes whose answer does not depend on any credential (an `Authorization` header is ignored there):',
+    '',
+    '| route | request | any credential |',
+    '| --- | --- | --- |',
+    ...FIXED_ROUTES.map((r) => `| \`${r.route}\` | ${r.when} | ${fixedCell(r.expect)} |`),
+  ];
+  return lines.join('\n');
+}
