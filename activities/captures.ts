@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { finishCapture } from '../src/payments/finish-capture.js';
 import { consumeSpendIntent } from '../src/store/spend-intents.js';
+import { deleteUnacceptedPayment } from '../src/store/payments.js';
 import type { Store } from '../src/store/mongo.js';
 
 export interface CaptureActivityDeps {
@@ -29,7 +30,7 @@ export function createCaptureActivities(deps: CaptureActivityDeps) {
       for (const doc of stalled) {
         const consumed = await consumeSpendIntent(c, doc.spendIntentId, doc.voucherId, doc._id);
         if (consumed === 'not_available') {
-          await c.payments.deleteOne({ _id: doc._id, status: 'CAPTURING' });
+          await deleteUnacceptedPayment(c, doc._id);
           result.abandoned++;
           continue;
         }

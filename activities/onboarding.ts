@@ -4,6 +4,7 @@ import { refundDailySpend } from '../src/store/agent-spend.js';
 import { releaseHold } from '../src/store/borrowers.js';
 import type { Store } from '../src/store/mongo.js';
 import { claimHandleRecord, ensureAgentKey, revokeOtherKeys } from '../src/store/operational-agents.js';
+import { expireSpendIntentOnce } from '../src/store/spend-intents.js';
 import { ONBOARDING_FAILURES, type RegisterAgentKeyArgs } from '../workflows/agent-definitions.js';
 
 export interface OnboardingActivityDeps {
@@ -54,10 +55,8 @@ export function createOnboardingActivities(deps: OnboardingActivityDeps) {
 
     /** RESERVED -> EXPIRED unless a capture consumed it first; then the hold and the daily charge go back. */
     async expireSpendIntent(input: { spendIntentId: string; borrowerId: string; spendDayId?: string }): Promise<'expired' | 'consumed'> {
-      await c.spendIntents.updateOne({ _id: input.spendIntentId, status: 'RESERVED' }, { $set: { status: 'EXPIRED' } });
-      const doc = await c.spendIntents.findOne({ _id: input.spendIntentId });
-      // No document: the preparing call stopped after holding credit; the hold is released all the same.
-      if (doc !== null && doc.status !== 'EXPIRED') return 'consumed';
+      // No intent document (the preparing call stopped after holding credit) expires all the same.
+      if (!(await expireSpendIntentOnce(c, input.spendIntentId))) return 'consumed';
       await releaseHold(c, input.borrowerId, input.spendIntentId);
       if (input.spendDayId) await refundDailySpend(c, input.spendDayId, input.spendIntentId);
       return 'expired';

@@ -14,7 +14,7 @@ import { holdCredit, listAgentKeys } from '../store/borrowers.js';
 import type { AgentKeyDoc, SpendIntentDoc, ToolIdempotencyDoc } from '../store/documents.js';
 import { findMerchant } from '../store/merchants.js';
 import { isDuplicateKey } from '../store/mongo.js';
-import { findSpendIntent } from '../store/spend-intents.js';
+import { findSpendIntent, findSpendIntentWithFate } from '../store/spend-intents.js';
 import { BorrowerIdKey } from '../temporal/search-attributes.js';
 import { spendIntentWorkflowId } from '../../workflows/agent-definitions.js';
 import { loadBorrower, requireStage, resolveOperationalAgent } from './context.js';
@@ -141,7 +141,7 @@ export async function preparePayment(deps: AppDeps, p: BorrowerPrincipal, input:
     : null;
   try {
     if (explicit?.replayed) {
-      const earlier = await findSpendIntent(c, explicit.ref.spend_intent_id);
+      const earlier = await findSpendIntentWithFate(c, explicit.ref.spend_intent_id);
       if (earlier) return view(earlier, true);
     }
     return await prepareForOrder(deps, p, { terms, agentId: agent._id, key, candidateId: explicit?.ref.spend_intent_id ?? newId(), opts });
@@ -184,7 +184,7 @@ async function prepareForOrder(
     const existing = await c.toolIdempotency.findOne({ _id: claimId });
     if (!existing) continue;
     const id = String(existing.ref?.spend_intent_id);
-    const intent = await findSpendIntent(c, id);
+    const intent = await findSpendIntentWithFate(c, id);
     if (intent && isOpen(intent, deps.nowMs())) {
       if (existing.fingerprint !== termsPrint) {
         throw new ToolError('INVALID_INPUT', 'this order_ref already has an open spend intent for other terms; use another order_ref', {

@@ -1,8 +1,12 @@
 import type { Context, Next } from 'koa';
 import { ApiError } from '../domain/errors.js';
 import type { Logger } from '../observability/logger.js';
+import { isTransientDependencyError } from './transient-errors.js';
 
-/** The one error shape. Unknown failures become 500 INTERNAL with no detail beyond the request id. */
+/**
+ * The one error shape. A dependency that is busy or away answers 503 with Retry-After; other
+ * unknown failures become 500 INTERNAL with no detail beyond the request id.
+ */
 export function errorMiddleware(logger: Logger) {
   return async (ctx: Context, next: Next) => {
     try {
@@ -13,7 +17,7 @@ export function errorMiddleware(logger: Logger) {
       if (!apiError) {
         logger.error('request failed', { requestId: ctx.state.requestId, path: ctx.path, error: err });
       }
-      const e = apiError ?? ApiError.internal();
+      const e = apiError ?? (isTransientDependencyError(err) ? ApiError.unavailable(1) : ApiError.internal());
       ctx.status = e.status;
       for (const [k, v] of Object.entries(e.headers ?? {})) ctx.set(k, v);
       ctx.body = e.toBody(ctx.state.requestId as string);

@@ -26,7 +26,7 @@ async function main() {
   const oauthKeys = await loadOrCreateOAuthKeys(store);
   const registry = createRegistry('api');
   const metrics = { registry, api: apiMetrics(registry) };
-  const captureFinisher = new BackgroundCaptureFinisher({ store, temporal, taskQueue: env.TEMPORAL_TASK_QUEUE }, logger);
+  const captureFinisher = new BackgroundCaptureFinisher({ temporal, taskQueue: env.TEMPORAL_TASK_QUEUE }, logger);
   const app = createApp({ env, store, temporal, verifyJwt, logger, settlement, oauthKeys, metrics, captureFinisher, nowMs: () => Date.now() });
   const server = createServer(app.callback());
   server.keepAliveTimeout = 65_000;

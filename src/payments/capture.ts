@@ -9,7 +9,7 @@ import type { Voucher } from '../domain/voucher.js';
 import type { PaymentDoc } from '../store/documents.js';
 import { claimIdempotencyKey, idempotencyId, releaseIdempotencyKey } from '../store/idempotency.js';
 import { isDuplicateKey } from '../store/mongo.js';
-import { findPayment, findPaymentByVoucher, insertPayment } from '../store/payments.js';
+import { deleteUnacceptedPayment, findPayment, findPaymentByVoucher, insertPayment } from '../store/payments.js';
 import { consumeSpendIntent } from '../store/spend-intents.js';
 import { loadVerificationContext } from './context.js';
 import { toReceipt } from './receipt.js';
@@ -104,12 +104,12 @@ async function accept(deps: AppDeps, doc: PaymentDoc, timer?: PhaseTimer): Promi
   const c = deps.store.c;
   const consumed = await consumeSpendIntent(c, doc.spendIntentId, doc.voucherId, doc._id);
   if (consumed === 'not_available') {
-    await c.payments.deleteOne({ _id: doc._id, status: 'CAPTURING' });
+    await deleteUnacceptedPayment(c, doc._id);
     throw ApiError.paymentRejected('voucher_already_used');
   }
   timer?.mark('consume_intent');
   if (deps.captureFinisher) deps.captureFinisher.submit(doc);
-  else await finishCapture({ store: deps.store, temporal: deps.temporal, taskQueue: deps.env.TEMPORAL_TASK_QUEUE }, doc);
+  else await finishCapture({ temporal: deps.temporal, taskQueue: deps.env.TEMPORAL_TASK_QUEUE }, doc);
   return toReceipt({ ...doc, status: 'QUEUED' });
 }
 

@@ -3,8 +3,7 @@ import type { Voucher } from '../domain/voucher.js';
 import type { AppDeps } from '../api/deps.js';
 import { findBorrower, listAgentKeys } from '../store/borrowers.js';
 import { findMerchant } from '../store/merchants.js';
-import { findPaymentByVoucher } from '../store/payments.js';
-import { findSpendIntent } from '../store/spend-intents.js';
+import { findSpendIntentWithFate } from '../store/spend-intents.js';
 
 /**
  * Gathers from the store everything the pure rules need about one voucher. `ownPaymentId` lets a
@@ -17,12 +16,13 @@ export async function loadVerificationContext(
   ownPaymentId?: string,
 ): Promise<VerificationContext> {
   const c = deps.store.c;
-  const [merchant, keys, borrower, intent, payment] = await Promise.all([
+  // Every read is by _id (or one small per-agent list): the spend intent's fate, not a search of
+  // payments, tells whether the voucher was used.
+  const [merchant, keys, borrower, intent] = await Promise.all([
     findMerchant(c, merchantId),
     listAgentKeys(c, voucher.operationalAgentId),
     findBorrower(c, voucher.borrowerId),
-    findSpendIntent(c, voucher.spendIntentId),
-    findPaymentByVoucher(c, voucher.voucherId),
+    findSpendIntentWithFate(c, voucher.spendIntentId),
   ]);
   const agentKeys: AgentKeyRecord[] = keys.map((k) => ({
     keyId: k._id,
@@ -57,6 +57,6 @@ export async function loadVerificationContext(
     agentKeys,
     borrower: borrower ? { borrowerId: borrower._id, status: borrower.status } : null,
     spendIntent,
-    voucherAlreadyUsed: payment !== null && payment._id !== ownPaymentId,
+    voucherAlreadyUsed: intent?.status === 'CONSUMED' && intent.paymentId !== undefined && intent.paymentId !== ownPaymentId,
   };
 }

@@ -1,19 +1,18 @@
 import type { Client } from '@temporalio/client';
 import type { Logger } from '../observability/logger.js';
 import type { PaymentDoc } from '../store/documents.js';
-import type { Store } from '../store/mongo.js';
 import { startPaymentWorkflow } from './start-workflow.js';
 
 export interface FinishCaptureDeps {
-  store: Store;
   temporal: Client;
   taskQueue: string;
 }
 
 /**
- * The second half of an accepted capture: start the payment workflow keyed by paymentId, then move
- * the stored payment from CAPTURING to QUEUED. Both steps are idempotent, so the API's background
- * start, a replayed request and the worker's sweeper may all run it for one payment.
+ * The second half of an accepted capture: start the payment workflow keyed by paymentId. Its first
+ * projection moves the stored payment from CAPTURING to QUEUED (the workflow is the payment
+ * document's only writer after capture). Idempotent, so the API's background start, a replayed
+ * request and the worker's sweeper may all run it for one payment.
  */
 export async function finishCapture(deps: FinishCaptureDeps, doc: PaymentDoc): Promise<void> {
   await startPaymentWorkflow(deps.temporal, deps.taskQueue, {
@@ -28,7 +27,6 @@ export async function finishCapture(deps: FinishCaptureDeps, doc: PaymentDoc): P
     orderRef: doc.orderRef,
     capturedAt: doc.capturedAt.toISOString(),
   });
-  await deps.store.c.payments.updateOne({ _id: doc._id, status: 'CAPTURING' }, { $set: { status: 'QUEUED', updatedAt: new Date() } });
 }
 
 export interface CaptureFinisher {

@@ -3,7 +3,7 @@ import { ApiError } from '../domain/errors.js';
 import { isUuid } from '../domain/ids.js';
 import type { PaymentState, Receipt } from '../domain/payment.js';
 import { findPayment } from '../store/payments.js';
-import { findSpendIntent } from '../store/spend-intents.js';
+import { findSpendIntentFate } from '../store/spend-intents.js';
 import { paymentStatusQuery } from '../../workflows/definitions.js';
 import { toReceipt } from './receipt.js';
 
@@ -21,8 +21,8 @@ export async function paymentStatus(deps: AppDeps, merchantId: string, paymentId
   if (doc.status === 'CAPTURING') {
     // Accepted (its spend intent consumed) but the workflow is still starting: QUEUED. Otherwise the
     // capture is still being checked, and the payment does not exist yet.
-    const intent = await findSpendIntent(deps.store.c, doc.spendIntentId);
-    if (intent?.status !== 'CONSUMED' || intent.consumedByVoucherId !== doc.voucherId) throw ApiError.notFound('payment');
+    const fate = await findSpendIntentFate(deps.store.c, doc.spendIntentId);
+    if (fate?.fate !== 'CONSUMED' || fate.paymentId !== doc._id) throw ApiError.notFound('payment');
     return toReceipt(doc);
   }
   let state: PaymentState | undefined;

@@ -15,6 +15,8 @@ import type {
   AgentSpendDayDoc,
   RepaymentDoc,
   WalletDoc,
+  SpendIntentFateDoc,
+  SettlementClaimDoc,
 } from './documents.js';
 
 export interface Collections {
@@ -33,6 +35,8 @@ export interface Collections {
   agentSpendDays: Collection<AgentSpendDayDoc>;
   repayments: Collection<RepaymentDoc>;
   wallets: Collection<WalletDoc>;
+  spendIntentFates: Collection<SpendIntentFateDoc>;
+  settlementClaims: Collection<SettlementClaimDoc>;
 }
 
 export function collections(db: Db): Collections {
@@ -52,6 +56,8 @@ export function collections(db: Db): Collections {
     agentSpendDays: db.collection<AgentSpendDayDoc>('agent_spend_days'),
     repayments: db.collection<RepaymentDoc>('repayments'),
     wallets: db.collection<WalletDoc>('wallets'),
+    spendIntentFates: db.collection<SpendIntentFateDoc>('spend_intent_fates'),
+    settlementClaims: db.collection<SettlementClaimDoc>('settlement_claims'),
   };
 }
 
@@ -64,7 +70,7 @@ export async function ensureIndexes(c: Collections): Promise<void> {
     c.payments.createIndex({ voucherId: 1 }, { unique: true }),
     c.payments.createIndex({ merchantId: 1, capturedAt: -1 }),
     c.payments.createIndex({ status: 1, updatedAt: 1 }),
-    c.payments.createIndex({ settlementBatchId: 1 }),
+    c.settlementClaims.createIndex({ batchId: 1 }),
     c.idempotency.createIndex({ expiresAt: 1 }),
     c.rateLimitSlots.createIndex({ bucket: 1, slot: 1 }),
     c.rateLimitSlots.createIndex({ expiresAt: 1 }),

@@ -194,8 +194,26 @@ export interface PaymentDoc {
   blockNumber?: string;
   confirmedAt?: Date;
   failureReason?: string;
-  /** Set once, by the first batch that includes the payment: it can never ride in a second batch. */
-  settlementBatchId?: string;
+}
+
+/**
+ * What became of a spend intent, decided once by a unique insert: consumed by one voucher's
+ * payment, or expired. FerretDB v1 runs a guarded update as read-then-write, so only an insert
+ * can decide a race.
+ */
+export interface SpendIntentFateDoc {
+  _id: string;
+  fate: 'CONSUMED' | 'EXPIRED';
+  voucherId?: string;
+  paymentId?: string;
+  at: Date;
+}
+
+/** The one batch a payment may ever settle in (_id = paymentId), claimed by a unique insert. */
+export interface SettlementClaimDoc {
+  _id: string;
+  batchId: string;
+  at: Date;
 }
 
 export interface IdempotencyDoc {

@@ -1,5 +1,6 @@
 import type { Collections } from './collections.js';
-import type { PaymentDoc, StoredPaymentStatus } from './documents.js';
+import type { PaymentDoc } from './documents.js';
+import { isDuplicateKey } from './mongo.js';
 
 export async function insertPayment(c: Collections, doc: PaymentDoc): Promise<void> {
   await c.payments.insertOne(doc);
@@ -13,34 +14,48 @@ export function findPaymentByVoucher(c: Collections, voucherId: string): Promise
   return c.payments.findOne({ voucherId });
 }
 
-export async function deletePayment(c: Collections, paymentId: string, status: StoredPaymentStatus): Promise<void> {
-  await c.payments.deleteOne({ _id: paymentId, status });
+/** Removes a payment whose capture was never accepted (its spend intent went elsewhere); no workflow exists for it. */
+export async function deleteUnacceptedPayment(c: Collections, paymentId: string): Promise<void> {
+  await c.payments.deleteOne({ _id: paymentId });
 }
 
-/** Moves the projection forward; never backwards from a terminal state. */
+/**
+ * Moves the projection forward; never backwards from a terminal state. The payment workflow is
+ * the document's only writer after capture, so read-check-write by _id is safe (and FerretDB v1
+ * only looks a document up by its index when the filter is _id alone).
+ */
 export async function updatePaymentProjection(
   c: Collections,
   paymentId: string,
   patch: Partial<Pick<PaymentDoc, 'status' | 'batchId' | 'transaction' | 'blockNumber' | 'confirmedAt' | 'failureReason'>>,
   unset: ('batchId' | 'transaction' | 'blockNumber')[] = [],
 ): Promise<void> {
+  const current = await findPayment(c, paymentId);
+  if (!current || current.status === 'CONFIRMED' || current.status === 'FAILED') return;
   const update: Record<string, unknown> = { $set: { ...patch, updatedAt: new Date() } };
   if (unset.length > 0) update.$unset = Object.fromEntries(unset.map((k) => [k, '']));
-  await c.payments.updateOne({ _id: paymentId, status: { $nin: ['CONFIRMED', 'FAILED'] } }, update);
+  await c.payments.updateOne({ _id: paymentId }, update);
 }
 
 /**
- * Binds payments to a batch. Only payments not yet bound to any batch are taken, and a retry with
- * the same batchId finds the same set, so a payment can never be settled in two batches. A payment
- * still CAPTURING is taken too: the batcher only hears of payments whose workflow has started, which
- * happens after capture accepted them, and the move to QUEUED may not have landed yet.
+ * Binds payments to a batch with one unique insert each into settlement_claims (_id = paymentId):
+ * a payment is only ever taken by the first batch that claims it, and a retry of that batch finds
+ * the same set. Any payment the batcher hears of was accepted (its workflow starts after capture
+ * consumed the spend intent), whatever its projection says yet.
  */
 export async function claimPaymentsForBatch(c: Collections, batchId: string, paymentIds: string[]): Promise<PaymentDoc[]> {
-  await c.payments.updateMany(
-    { _id: { $in: paymentIds }, settlementBatchId: { $exists: false }, status: { $in: ['CAPTURING', 'QUEUED', 'SUBMITTED'] } },
-    { $set: { settlementBatchId: batchId } },
+  const at = new Date();
+  const claimed = await Promise.all(
+    paymentIds.map(async (id) => {
+      try {
+        await c.settlementClaims.insertOne({ _id: id, batchId, at });
+        return true;
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err;
+        return (await c.settlementClaims.findOne({ _id: id }))?.batchId === batchId;
+      }
+    }),
   );
-  const docs = await c.payments.find({ settlementBatchId: batchId }).toArray();
-  const order = new Map(paymentIds.map((id, i) => [id, i]));
-  return docs.sort((a, b) => (order.get(a._id) ?? 0) - (order.get(b._id) ?? 0));
+  const docs = await Promise.all(paymentIds.filter((_, i) => claimed[i]).map((id) => findPayment(c, id)));
+  return docs.filter((d): d is PaymentDoc => d !== null);
 }

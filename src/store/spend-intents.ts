@@ -1,5 +1,6 @@
 import type { Collections } from './collections.js';
-import type { SpendIntentDoc } from './documents.js';
+import type { SpendIntentDoc, SpendIntentFateDoc } from './documents.js';
+import { isDuplicateKey } from './mongo.js';
 
 export async function insertSpendIntent(c: Collections, doc: SpendIntentDoc): Promise<void> {
   await c.spendIntents.insertOne(doc);
@@ -9,20 +10,49 @@ export function findSpendIntent(c: Collections, spendIntentId: string): Promise<
   return c.spendIntents.findOne({ _id: spendIntentId });
 }
 
-export type ConsumeResult = 'consumed' | 'already_consumed_by_this_voucher' | 'not_available';
+export function findSpendIntentFate(c: Collections, spendIntentId: string): Promise<SpendIntentFateDoc | null> {
+  return c.spendIntentFates.findOne({ _id: spendIntentId });
+}
 
-/** Marks the intent used by one voucher; the conditional update makes a second voucher lose. */
-export async function consumeSpendIntent(
-  c: Collections,
-  spendIntentId: string,
-  voucherId: string,
-  paymentId: string,
-): Promise<ConsumeResult> {
-  const r = await c.spendIntents.updateOne(
-    { _id: spendIntentId, status: 'RESERVED' },
-    { $set: { status: 'CONSUMED', consumedByVoucherId: voucherId, paymentId } },
-  );
-  if (r.modifiedCount === 1) return 'consumed';
-  const doc = await findSpendIntent(c, spendIntentId);
-  return doc?.status === 'CONSUMED' && doc.consumedByVoucherId === voucherId ? 'already_consumed_by_this_voucher' : 'not_available';
+/** The intent with its decided fate applied: the fate document is the truth, the intent's status a copy. */
+export async function findSpendIntentWithFate(c: Collections, spendIntentId: string): Promise<SpendIntentDoc | null> {
+  const [doc, fate] = await Promise.all([findSpendIntent(c, spendIntentId), findSpendIntentFate(c, spendIntentId)]);
+  if (!doc || !fate) return doc;
+  return fate.fate === 'CONSUMED'
+    ? { ...doc, status: 'CONSUMED', ...(fate.voucherId ? { consumedByVoucherId: fate.voucherId } : {}), ...(fate.paymentId ? { paymentId: fate.paymentId } : {}) }
+    : { ...doc, status: 'EXPIRED' };
+}
+
+/** Inserts the fate, or returns the one decided first. */
+async function decideFate(c: Collections, fate: SpendIntentFateDoc): Promise<SpendIntentFateDoc> {
+  try {
+    await c.spendIntentFates.insertOne(fate);
+    return fate;
+  } catch (err) {
+    if (!isDuplicateKey(err)) throw err;
+  }
+  const first = await findSpendIntentFate(c, fate._id);
+  if (!first) throw new Error(`spend intent ${fate._id} has a fate that cannot be read back`);
+  return first;
+}
+
+export type ConsumeResult = 'consumed' | 'not_available';
+
+/**
+ * Uses the intent for one payment. Idempotent for that payment (a resumed capture, the sweeper);
+ * another payment, another voucher, or an expiry that came first, loses.
+ */
+export async function consumeSpendIntent(c: Collections, spendIntentId: string, voucherId: string, paymentId: string): Promise<ConsumeResult> {
+  const decided = await decideFate(c, { _id: spendIntentId, fate: 'CONSUMED', voucherId, paymentId, at: new Date() });
+  if (decided.fate !== 'CONSUMED' || decided.voucherId !== voucherId || decided.paymentId !== paymentId) return 'not_available';
+  await c.spendIntents.updateOne({ _id: spendIntentId }, { $set: { status: 'CONSUMED', consumedByVoucherId: voucherId, paymentId } });
+  return 'consumed';
+}
+
+/** Expires the intent unless a capture consumed it first; true when it is (now) expired. */
+export async function expireSpendIntentOnce(c: Collections, spendIntentId: string): Promise<boolean> {
+  const decided = await decideFate(c, { _id: spendIntentId, fate: 'EXPIRED', at: new Date() });
+  if (decided.fate !== 'EXPIRED') return false;
+  await c.spendIntents.updateOne({ _id: spendIntentId }, { $set: { status: 'EXPIRED' } });
+  return true;
 }

@@ -32,7 +32,7 @@ describe('settlement: crashes lose and duplicate nothing', function () {
       }
       if (moment === 'while the batch is in flight') {
         const deadline = Date.now() + 30_000;
-        while (Date.now() < deadline && (await w.store.c.payments.countDocuments({ _id: { $in: ids }, settlementBatchId: { $exists: true } })) === 0) {
+        while (Date.now() < deadline && (await w.store.c.settlementClaims.countDocuments({ _id: { $in: ids } })) === 0) {
           await new Promise((r) => setTimeout(r, 50));
         }
       }

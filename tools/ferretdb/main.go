@@ -42,7 +42,9 @@ func main() {
 		Listener:  ferretdb.ListenerConfig{TCP: *listen},
 		Logger:    logger,
 		Handler:   "sqlite",
-		SQLiteURL: "file:" + abs + "/",
+		// BEGIN IMMEDIATE: a writer waits (busy_timeout) for the write lock instead of failing with
+		// SQLITE_BUSY when its read transaction cannot be upgraded under concurrent writes.
+		SQLiteURL: "file:" + abs + "/?_txlock=immediate",
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ferretdb-launcher: %v\n", err)
