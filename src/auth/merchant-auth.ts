@@ -31,6 +31,7 @@ export async function authenticateMerchant(
       credential: 'api_key',
       subject: key.keyId,
       steppedUp: false,
+      payoutAddress: merchant.payoutAddress,
       ...(merchant.rateLimits ? { rateLimits: merchant.rateLimits } : {}),
     };
   }
@@ -45,6 +46,7 @@ export async function authenticateMerchant(
     credential: 'jwt',
     subject: claims.sub,
     steppedUp: isSteppedUp(claims, nowSeconds),
+    payoutAddress: merchant.payoutAddress,
     ...(merchant.rateLimits ? { rateLimits: merchant.rateLimits } : {}),
   };
 }

@@ -18,6 +18,8 @@ import type { PhaseTimer } from '../observability/phase-timer.js';
 
 export interface CaptureRequest {
   merchantId: string;
+  /** The merchant's payout address when the caller already read it (the authenticated principal). */
+  payoutAddress?: string;
   idempotencyKey: string;
   body: { x402Version: number; paymentPayload: Record<string, unknown>; paymentRequirements?: PaymentRequirements };
   /** Marks the handler's phases for Server-Timing, when profiling is on. */
@@ -68,7 +70,7 @@ async function admit(deps: AppDeps, req: CaptureRequest, paymentId: string, now:
   const parsed = parseCreditPayload(req.body.x402Version, req.body.paymentPayload);
   if (!parsed.ok) throw ApiError.paymentRejected(parsed.reason);
   const { voucher } = parsed;
-  const ctx = await loadVerificationContext(deps, req.merchantId, voucher, paymentId);
+  const ctx = await loadVerificationContext(deps, req.merchantId, voucher, paymentId, req.payoutAddress);
   req.timer?.mark('load_context');
   const verdict = evaluateVoucher(
     {

@@ -14,12 +14,13 @@ export async function loadVerificationContext(
   merchantId: string,
   voucher: Voucher,
   ownPaymentId?: string,
+  knownPayoutAddress?: string,
 ): Promise<VerificationContext> {
   const c = deps.store.c;
   // Every read is by _id (or one small per-agent list): the spend intent's fate, not a search of
   // payments, tells whether the voucher was used.
   const [merchant, keys, borrower, intent] = await Promise.all([
-    findMerchant(c, merchantId),
+    knownPayoutAddress !== undefined ? { payoutAddress: knownPayoutAddress } : findMerchant(c, merchantId),
     listAgentKeys(c, voucher.operationalAgentId),
     findBorrower(c, voucher.borrowerId),
     findSpendIntentWithFate(c, voucher.spendIntentId),

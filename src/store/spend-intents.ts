@@ -44,15 +44,21 @@ export type ConsumeResult = 'consumed' | 'not_available';
  */
 export async function consumeSpendIntent(c: Collections, spendIntentId: string, voucherId: string, paymentId: string): Promise<ConsumeResult> {
   const decided = await decideFate(c, { _id: spendIntentId, fate: 'CONSUMED', voucherId, paymentId, at: new Date() });
-  if (decided.fate !== 'CONSUMED' || decided.voucherId !== voucherId || decided.paymentId !== paymentId) return 'not_available';
-  await c.spendIntents.updateOne({ _id: spendIntentId }, { $set: { status: 'CONSUMED', consumedByVoucherId: voucherId, paymentId } });
-  return 'consumed';
+  // The intent document's status is a copy, brought up to date when the intent's workflow closes
+  // (expireSpendIntentOnce); readers that decide anything use findSpendIntentWithFate.
+  return decided.fate === 'CONSUMED' && decided.voucherId === voucherId && decided.paymentId === paymentId ? 'consumed' : 'not_available';
 }
 
-/** Expires the intent unless a capture consumed it first; true when it is (now) expired. */
+/**
+ * At the end of the intent's life: expires it unless a capture consumed it first, and copies the
+ * fate onto the intent document. True when it is (now) expired.
+ */
 export async function expireSpendIntentOnce(c: Collections, spendIntentId: string): Promise<boolean> {
   const decided = await decideFate(c, { _id: spendIntentId, fate: 'EXPIRED', at: new Date() });
-  if (decided.fate !== 'EXPIRED') return false;
-  await c.spendIntents.updateOne({ _id: spendIntentId }, { $set: { status: 'EXPIRED' } });
-  return true;
+  const copy =
+    decided.fate === 'EXPIRED'
+      ? { status: 'EXPIRED' as const }
+      : { status: 'CONSUMED' as const, ...(decided.voucherId ? { consumedByVoucherId: decided.voucherId } : {}), ...(decided.paymentId ? { paymentId: decided.paymentId } : {}) };
+  await c.spendIntents.updateOne({ _id: spendIntentId }, { $set: copy });
+  return decided.fate === 'EXPIRED';
 }

@@ -77,6 +77,7 @@ export function facilitatorRouter(deps: AppDeps): Router {
       const body = parseBody(CaptureBodySchema, await readJsonBody(ctx));
       const result = await capturePayment(deps, {
         merchantId: merchantOf(ctx).merchantId,
+        payoutAddress: merchantOf(ctx).payoutAddress,
         idempotencyKey: key.data.toLowerCase(),
         timer: phaseTimerOf(ctx),
         body: body.paymentRequirements ? body : { x402Version: body.x402Version, paymentPayload: body.paymentPayload },
