@@ -1,4 +1,4 @@
-import { condition, log, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { condition, log, proxyLocalActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import { initialPaymentState, isTerminal, nextPaymentState, PaymentTransitionError, type PaymentEvent, type PaymentState } from '../src/domain/payment.js';
 import type { PaymentActivities } from '../activities/payments.js';
 import {
@@ -10,7 +10,9 @@ import {
   type PaymentWorkflowInput,
 } from './definitions.js';
 
-const acts = proxyActivities<PaymentActivities>({
+// Local activities: each is one short store write or signal, so running it inside the workflow
+// task (a marker in history) spares the server a task-queue round trip per step; several per payment.
+const acts = proxyLocalActivities<PaymentActivities>({
   startToCloseTimeout: '10 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', backoffCoefficient: 2 },
 });
