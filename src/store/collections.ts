@@ -15,6 +15,7 @@ import type {
   AgentSpendDayDoc,
   RepaymentDoc,
   WalletDoc,
+  LockDoc,
 } from './documents.js';
 
 export interface Collections {
@@ -33,6 +34,7 @@ export interface Collections {
   agentSpendDays: Collection<AgentSpendDayDoc>;
   repayments: Collection<RepaymentDoc>;
   wallets: Collection<WalletDoc>;
+  locks: Collection<LockDoc>;
 }
 
 export function collections(db: Db): Collections {
@@ -52,6 +54,7 @@ export function collections(db: Db): Collections {
     agentSpendDays: db.collection<AgentSpendDayDoc>('agent_spend_days'),
     repayments: db.collection<RepaymentDoc>('repayments'),
     wallets: db.collection<WalletDoc>('wallets'),
+    locks: db.collection<LockDoc>('locks'),
   };
 }
 

@@ -225,3 +225,12 @@ export interface WalletDoc {
   borrowerId: string;
   createdAt: Date;
 }
+
+/** A lease lock (see lease-lock.ts): `_id` is what is locked, e.g. `borrower:<id>`. */
+export interface LockDoc {
+  _id: string;
+  /** Random per acquisition: only its holder releases it. */
+  owner: string;
+  /** After this the holder is presumed dead and the lock may be taken over. */
+  expiresAt: Date;
+}
