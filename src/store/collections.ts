@@ -69,7 +69,6 @@ export async function ensureIndexes(c: Collections): Promise<void> {
     c.payments.createIndex({ status: 1, updatedAt: 1 }),
     c.payments.createIndex({ settlementBatchId: 1 }),
     c.idempotency.createIndex({ expiresAt: 1 }),
-    c.rateLimitSlots.createIndex({ bucket: 1, slot: 1 }),
     c.rateLimitSlots.createIndex({ expiresAt: 1 }),
     c.operationalAgents.createIndex({ borrowerId: 1 }),
     c.signingRequests.createIndex({ borrowerId: 1, createdAt: -1 }),

@@ -33,18 +33,55 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Runs `work` while holding the lock `key`; the lock is released however `work` ends. */
 export async function withLease<T>(c: Collections, key: string, work: () => Promise<T>, opts: LeaseOptions = {}): Promise<T> {
-  const owner = randomUUID();
-  await acquire(c, key, owner, opts.leaseMs ?? LEASE_MS, opts.waitMs ?? WAIT_MS);
+  const leaseMs = opts.leaseMs ?? LEASE_MS;
+  const deadline = Date.now() + (opts.waitMs ?? WAIT_MS);
+  return inTurn(key, deadline, async () => {
+    const owner = randomUUID();
+    await acquire(c, key, owner, leaseMs, deadline);
+    try {
+      return await work();
+    } finally {
+      // A failed release only delays the next holder until the lease expires. The owner in the
+      // filter is the one non-_id filter on a hot path: this collection holds only live leases.
+      await c.locks.deleteOne({ _id: key, owner }).catch(() => undefined);
+    }
+  });
+}
+
+/**
+ * Waiters of one process queue here per key, so only the first of them polls the store and the
+ * next one starts the moment the lease is released instead of after a backoff sleep.
+ */
+const turns = new Map<string, Promise<void>>();
+
+async function inTurn<T>(key: string, deadline: number, work: () => Promise<T>): Promise<T> {
+  const before = turns.get(key) ?? Promise.resolve();
+  let done!: () => void;
+  const mine = new Promise<void>((r) => (done = r));
+  const tail = before.then(() => mine);
+  turns.set(key, tail);
   try {
+    await waitFor(before, deadline, key);
     return await work();
   } finally {
-    // A failed release only delays the next holder until the lease expires.
-    await c.locks.deleteOne({ _id: key, owner }).catch(() => undefined);
+    done();
+    if (turns.get(key) === tail) turns.delete(key);
   }
 }
 
-async function acquire(c: Collections, key: string, owner: string, leaseMs: number, waitMs: number): Promise<void> {
-  const deadline = Date.now() + waitMs;
+async function waitFor(turn: Promise<void>, deadline: number, key: string): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new LeaseBusy(key)), Math.max(0, deadline - Date.now()));
+  });
+  try {
+    await Promise.race([turn, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function acquire(c: Collections, key: string, owner: string, leaseMs: number, deadline: number): Promise<void> {
   let backoff = FIRST_BACKOFF_MS;
   for (;;) {
     const now = Date.now();
@@ -56,7 +93,7 @@ async function acquire(c: Collections, key: string, owner: string, leaseMs: numb
     }
     const held = await c.locks.findOne({ _id: key });
     if (held && held.expiresAt.getTime() <= now) {
-      await takeOverExpired(c, key, held.owner);
+      await takeOverExpired(c, key, held.owner, leaseMs);
       continue;
     }
     if (Date.now() >= deadline) throw new LeaseBusy(key);
@@ -66,16 +103,23 @@ async function acquire(c: Collections, key: string, owner: string, leaseMs: numb
 }
 
 /**
- * Removes an expired lease. Of all the waiters that saw it expired, only the one that inserts the
- * takeover marker (unique per dead owner) deletes it, so no waiter deletes a lease a faster
- * waiter has taken meanwhile. Markers stay: there is one per holder that died holding a lock.
+ * Removes an expired lease. The delete matches the dead owner, which is atomic on MongoDB; on
+ * FerretDB v1 it is a read then a delete by _id, so two waiters deleting at once could remove a
+ * lease a third one took meanwhile. Hence taking over is itself locked, per dead owner: one waiter
+ * deletes, the others go back to waiting. (A taker that dies is taken over the same way.)
  */
-async function takeOverExpired(c: Collections, key: string, deadOwner: string): Promise<void> {
+async function takeOverExpired(c: Collections, key: string, deadOwner: string, leaseMs: number): Promise<void> {
+  const takeover = `${key}~takeover:${deadOwner}`;
+  const taker = randomUUID();
   try {
-    await c.locks.insertOne({ _id: `${key}#expired:${deadOwner}`, owner: deadOwner, expiresAt: new Date() });
+    await acquire(c, takeover, taker, leaseMs, Date.now());
   } catch (err) {
-    if (isDuplicateKey(err)) return;
+    if (err instanceof LeaseBusy) return;
     throw err;
   }
-  await c.locks.deleteOne({ _id: key, owner: deadOwner });
+  try {
+    await c.locks.deleteOne({ _id: key, owner: deadOwner });
+  } finally {
+    await c.locks.deleteOne({ _id: takeover, owner: taker }).catch(() => undefined);
+  }
 }

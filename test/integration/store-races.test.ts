@@ -3,13 +3,16 @@ import { randomUUID } from 'node:crypto';
 import type { AppDeps } from '../../src/api/deps.js';
 import { acceptCreditFacility } from '../../src/agents/facility.js';
 import { ToolError } from '../../src/agents/errors.js';
-import { preparePayment, type PreparedPayment } from '../../src/agents/prepare-payment.js';
+import { preparePayment } from '../../src/agents/prepare-payment.js';
+import { mcpUrl } from '../../src/config/env.js';
+import { SCOPES } from '../../src/domain/onboarding.js';
 import { spendDayId, utcDay } from '../../src/domain/agent-policy.js';
 import { convertHoldToDebt, holdCredit, releaseHold } from '../../src/store/borrowers.js';
 import type { BorrowerDoc } from '../../src/store/documents.js';
 import { bookRepayment } from '../../src/store/repayments.js';
 import { ensureSigningRequest, markSigned } from '../../src/store/signing-requests.js';
 import { agentDeps, onboardBorrower, paymentRequiredHeader, signStep } from '../helpers/onboarding.js';
+import { mintBorrowerToken } from '../helpers/borrower-token.js';
 import { highSTwin } from '../helpers/signature-twin.js';
 import { newBorrower, newMerchant, world, type TestBorrower, type TestMerchant, type World } from '../helpers/world.js';
 
@@ -21,23 +24,55 @@ async function borrowerDoc(w: World, borrowerId: string): Promise<BorrowerDoc> {
 
 const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
 
-/** `n` prepare_x402_payment calls at once, each for its own order; fulfilled and refused split apart. */
-async function prepareAtOnce(w: World, deps: AppDeps, m: TestMerchant, b: TestBorrower, amount: number, n: number) {
-  const settled = await Promise.allSettled(
-    Array.from({ length: n }, () =>
-      preparePayment(deps, b.principal, { payment_required: paymentRequiredHeader(deps, m, String(amount)), order_ref: `race-${randomUUID().slice(0, 8)}` }),
-    ),
-  );
-  const held = settled.filter((s): s is PromiseFulfilledResult<PreparedPayment> => s.status === 'fulfilled').map((s) => s.value);
-  const refused = settled.filter((s): s is PromiseRejectedResult => s.status === 'rejected').map((s) => s.reason as unknown);
-  return { held, refused };
+/** One prepare_x402_payment outcome, from either path: the intent it held, or the tool error. */
+interface Prepared {
+  spendIntentId?: string;
+  error?: { code: string; reason?: string; message?: string };
 }
 
-function assertRefusedWith(errors: unknown[], code: string, reason?: string) {
-  for (const err of errors) {
-    assert.ok(err instanceof ToolError, `expected ToolError ${code}, got ${String(err)}`);
-    assert.equal(err.code, code, err.message);
-    if (reason !== undefined) assert.equal(err.details.reason, reason, err.message);
+/** In the test process, through the agent service itself. */
+async function prepareInProcess(deps: AppDeps, b: TestBorrower, header: string, orderRef: string): Promise<Prepared> {
+  try {
+    return { spendIntentId: (await preparePayment(deps, b.principal, { payment_required: header, order_ref: orderRef })).spend_intent_id };
+  } catch (err) {
+    if (!(err instanceof ToolError)) throw err;
+    return { error: { code: err.code, message: err.message, ...(typeof err.details.reason === 'string' ? { reason: err.details.reason } : {}) } };
+  }
+}
+
+/** In the API process, as an agent calls it: a JSON-RPC tools/call on /mcp with a borrower token. */
+async function prepareOverMcp(w: World, token: string, header: string, orderRef: string): Promise<Prepared> {
+  const res = await fetch(mcpUrl(w.cli.env), {
+    method: 'POST',
+    headers: { accept: 'application/json, text/event-stream', 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'prepare_x402_payment', arguments: { payment_required: header, order_ref: orderRef } } }),
+  });
+  const body = (await res.json()) as { result?: { isError?: boolean; structuredContent?: { spend_intent_id: string }; content: { text: string }[] } };
+  assert.ok(body.result, `MCP answered ${res.status} ${JSON.stringify(body)}`);
+  if (!body.result.isError) return { spendIntentId: body.result.structuredContent?.spend_intent_id as string };
+  return { error: (JSON.parse(body.result.content[0]!.text) as { error: Prepared['error'] }).error };
+}
+
+/**
+ * `n` prepare_x402_payment calls at once, each for its own order, half in the API process over MCP
+ * and half in this process, so the race spans two processes.
+ */
+async function prepareAtOnce(w: World, deps: AppDeps, m: TestMerchant, b: TestBorrower, amount: number, n: number) {
+  const token = await mintBorrowerToken(w, { borrowerId: b.borrowerId, scopes: SCOPES });
+  const header = paymentRequiredHeader(deps, m, String(amount));
+  const outcomes = await Promise.all(
+    Array.from({ length: n }, (_, i) => {
+      const orderRef = `race-${randomUUID().slice(0, 8)}`;
+      return i % 2 === 0 ? prepareOverMcp(w, token, header, orderRef) : prepareInProcess(deps, b, header, orderRef);
+    }),
+  );
+  return { held: outcomes.filter((o) => o.spendIntentId !== undefined).map((o) => o.spendIntentId as string), refused: outcomes.filter((o) => o.error) };
+}
+
+function assertRefusedWith(refused: Prepared[], code: string, reason?: string) {
+  for (const r of refused) {
+    assert.equal(r.error?.code, code, JSON.stringify(r.error));
+    if (reason !== undefined) assert.equal(r.error?.reason, reason, JSON.stringify(r.error));
   }
 }
 
@@ -59,10 +94,10 @@ describe('store races on the real store: credit holds, daily spend, signatures',
 
     const { held, refused } = await prepareAtOnce(w, deps, m, b, amount, 20);
 
-    assert.equal(held.length, 6, `held ${held.length} of 20 (${refused.map(String).join('; ')})`);
+    assert.equal(held.length, 6, `held ${held.length} of 20 (${JSON.stringify(refused)})`);
     assertRefusedWith(refused, 'INSUFFICIENT_CREDIT');
     const after = await borrowerDoc(w, b.borrowerId);
-    const ids = held.map((p) => p.spend_intent_id).sort();
+    const ids = [...held].sort();
     assert.deepEqual(Object.keys(after.holds).sort(), ids, 'one hold per prepared intent, none for a refused one');
     assert.ok(Object.values(after.holds).every((h) => h === amount));
     assert.equal(after.available, limit - sum(Object.values(after.holds)), 'available = limit - holds');
@@ -112,9 +147,9 @@ describe('store races on the real store: credit holds, daily spend, signatures',
 
     const { held, refused } = await prepareAtOnce(w, deps, m, b, amount, 20);
 
-    assert.equal(held.length, 5, `held ${held.length} of 20 (${refused.map(String).join('; ')})`);
+    assert.equal(held.length, 5, `held ${held.length} of 20 (${JSON.stringify(refused)})`);
     assertRefusedWith(refused, 'POLICY_DENIED', 'over_daily_limit');
-    const ids = held.map((p) => p.spend_intent_id).sort();
+    const ids = [...held].sort();
     const day = await w.store.c.agentSpendDays.findOne({ _id: spendDayId(b.agentKeyId, utcDay(Date.now())) });
     assert.equal(day?.spent, 5 * amount);
     assert.deepEqual(Object.keys(day?.charges ?? {}).sort(), ids);
@@ -123,26 +158,33 @@ describe('store races on the real store: credit holds, daily spend, signatures',
     assert.equal(after.available, limit - 5 * amount);
   });
 
-  it('of 20 signatures recorded at once for one request, exactly one wins', async function () {
+  it('of 20 signatures recorded at once for one request, exactly one wins (three requests at once)', async function () {
     const now = new Date();
-    const doc = await ensureSigningRequest(w.store.c, {
-      _id: randomUUID(),
-      borrowerId: randomUUID(),
-      kind: 'repayment',
-      typedData: {},
-      wallet: '0x0000000000000000000000000000000000000001',
-      status: 'PENDING',
-      action: {},
-      expiresAt: new Date(now.getTime() + 600_000),
-      createdAt: now,
-      updatedAt: now,
-    });
+    const requests = await Promise.all(
+      Array.from({ length: 3 }, () =>
+        ensureSigningRequest(w.store.c, {
+          _id: randomUUID(),
+          borrowerId: randomUUID(),
+          kind: 'repayment',
+          typedData: {},
+          wallet: '0x0000000000000000000000000000000000000001',
+          status: 'PENDING',
+          action: {},
+          expiresAt: new Date(now.getTime() + 600_000),
+          createdAt: now,
+          updatedAt: now,
+        }),
+      ),
+    );
     const signatures = Array.from({ length: 20 }, (_, i) => `0x${i.toString(16).padStart(130, '0')}`);
-    const wins = await Promise.all(signatures.map((s) => markSigned(w.store.c, doc._id, s, new Date())));
-    assert.equal(wins.filter(Boolean).length, 1, `${wins.filter(Boolean).length} posts won`);
-    const stored = await w.store.c.signingRequests.findOne({ _id: doc._id });
-    assert.equal(stored?.status, 'SIGNED');
-    assert.equal(stored?.signature, signatures[wins.indexOf(true)]);
+    const wins = await Promise.all(requests.map((r) => Promise.all(signatures.map((s) => markSigned(w.store.c, r._id, s, new Date())))));
+    for (const [i, r] of requests.entries()) {
+      const won = wins[i]!;
+      assert.equal(won.filter(Boolean).length, 1, `request ${i}: ${won.filter(Boolean).length} posts won`);
+      const stored = await w.store.c.signingRequests.findOne({ _id: r._id });
+      assert.equal(stored?.status, 'SIGNED');
+      assert.equal(stored?.signature, signatures[won.indexOf(true)], "the stored signature is the winner's");
+    }
   });
 
   it('two valid signatures posted at once to the signing page: one is recorded and applied, the other refused', async function () {
