@@ -1,7 +1,7 @@
 import { changeBorrower } from './borrower-changes.js';
 import { insertOnce, isDuplicateKey } from './mongo.js';
 import type { Collections } from './collections.js';
-import type { AgentKeyDoc, BorrowerDoc } from './documents.js';
+import type { BorrowerDoc } from './documents.js';
 
 export async function insertBorrower(c: Collections, doc: BorrowerDoc): Promise<void> {
   await c.borrowers.insertOne(doc);
@@ -11,13 +11,7 @@ export function findBorrower(c: Collections, borrowerId: string): Promise<Borrow
   return c.borrowers.findOne({ _id: borrowerId });
 }
 
-export async function insertAgentKey(c: Collections, doc: AgentKeyDoc): Promise<void> {
-  await c.agentKeys.insertOne(doc);
-}
-
-export function listAgentKeys(c: Collections, operationalAgentId: string): Promise<AgentKeyDoc[]> {
-  return c.agentKeys.find({ operationalAgentId }).toArray();
-}
+export { listAgentKeys } from './operational-agents.js';
 
 export type HoldResult = 'held' | 'already_held' | 'insufficient_credit' | 'borrower_not_active';
 
@@ -81,6 +75,7 @@ export async function findOrCreateBorrowerByWallet(c: Collections, wallet: strin
     available: 0,
     holds: {},
     debt: 0,
+    operationalAgentIds: [],
     createdAt: now,
     updatedAt: now,
   };

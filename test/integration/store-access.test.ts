@@ -11,7 +11,9 @@ import { bookRepayment } from '../../src/store/repayments.js';
 import { closeSigningRequest, ensureSigningRequest, markSigned } from '../../src/store/signing-requests.js';
 import { leaseIncrements } from '../helpers/lease-increments.js';
 import { isByIdOnly, recordStoreCommands, type StoreCommand } from '../helpers/store-commands.js';
-import { newBorrower, world, type World } from '../helpers/world.js';
+import { preparePayment, type PreparedPayment } from '../../src/agents/prepare-payment.js';
+import { agentDeps, paymentRequiredHeader } from '../helpers/onboarding.js';
+import { newBorrower, newMerchant, world, type World } from '../helpers/world.js';
 
 /** Commands that would make FerretDB v1 scan a collection; a lease release (owner-matched, over live leases only) is the one allowed. */
 function scans(commands: StoreCommand[]): StoreCommand[] {
@@ -105,6 +107,20 @@ describe('store access on the real store: lease locks and _id-only hot paths', f
         await refundDailySpend(mc, dayId, hold);
       });
       assert.ok(commands.some((cmd) => cmd.collection === 'borrowers' && cmd.name === 'update'));
+      assert.deepEqual(scans(commands), []);
+    });
+
+    it('prepare_x402_payment, from the order claim to the stored intent and its hold', async function () {
+      const b = await newBorrower(w);
+      const m = await newMerchant(w, 'Store access');
+      const deps = await agentDeps(w);
+      let prepared: PreparedPayment | undefined;
+      const commands = await recordStoreCommands(w, async (mc) => {
+        const monitored = { ...deps, store: { ...deps.store, c: mc } };
+        prepared = await preparePayment(monitored, b.principal, { payment_required: paymentRequiredHeader(deps, m, '1000'), order_ref: 'audit-1' });
+      });
+      assert.equal((await c.borrowers.findOne({ _id: b.borrowerId }))?.holds[prepared?.spend_intent_id ?? ''], 1000);
+      assert.ok(commands.some((cmd) => cmd.collection === 'agent_keys'), 'the agent key was read');
       assert.deepEqual(scans(commands), []);
     });
 
