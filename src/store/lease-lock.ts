@@ -31,7 +31,7 @@ export class LeaseBusy extends Error {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Runs `work` while holding the lock `key`; the lock is released however `work` ends. */
+/** Runs `work` while holding the lock `key`; the lock is released however `work` ends. Not reentrant. */
 export async function withLease<T>(c: Collections, key: string, work: () => Promise<T>, opts: LeaseOptions = {}): Promise<T> {
   const leaseMs = opts.leaseMs ?? LEASE_MS;
   const deadline = Date.now() + (opts.waitMs ?? WAIT_MS);

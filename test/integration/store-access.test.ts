@@ -10,9 +10,13 @@ import { consumeRate, slotId } from '../../src/store/rate-limits.js';
 import { bookRepayment } from '../../src/store/repayments.js';
 import { closeSigningRequest, ensureSigningRequest, markSigned } from '../../src/store/signing-requests.js';
 import { leaseIncrements } from '../helpers/lease-increments.js';
+import { readJsonResponse } from '../support/http.js';
 import { isByIdOnly, recordStoreCommands, type StoreCommand } from '../helpers/store-commands.js';
 import { preparePayment, type PreparedPayment } from '../../src/agents/prepare-payment.js';
+import { SCOPES } from '../../src/domain/onboarding.js';
+import { mintBorrowerToken } from '../helpers/borrower-token.js';
 import { agentDeps, paymentRequiredHeader } from '../helpers/onboarding.js';
+import { prepareOverMcp } from '../helpers/prepare-outcome.js';
 import { newBorrower, newMerchant, world, type World } from '../helpers/world.js';
 
 /** Commands that would make FerretDB v1 scan a collection; a lease release (owner-matched, over live leases only) is the one allowed. */
@@ -89,6 +93,46 @@ describe('store access on the real store: lease locks and _id-only hot paths', f
       assert.equal(ran, false);
       assert.equal((await c.locks.findOne({ _id: key }))?.owner, 'alive');
       await c.locks.deleteOne({ _id: key });
+    });
+    it('a record locked past the wait answers REST 503 with Retry-After and MCP UNAVAILABLE, changing nothing', async function () {
+      const deps = await agentDeps(w);
+      const m = await newMerchant(w, 'Busy borrower');
+      const b = await newBorrower(w);
+      const signing = await ensureSigningRequest(c, {
+        _id: randomUUID(),
+        borrowerId: b.borrowerId,
+        kind: 'repayment',
+        typedData: {},
+        wallet: '0x0000000000000000000000000000000000000001',
+        status: 'PENDING',
+        action: {},
+        expiresAt: new Date(Date.now() - 1_000),
+        createdAt: new Date(),
+        updatedAt: new Date(),
+      });
+      const stuck = { owner: 'stuck', expiresAt: new Date(Date.now() + 60_000) };
+      await c.locks.insertMany([
+        { _id: `borrower:${b.borrowerId}`, ...stuck },
+        { _id: `signing-request:${signing._id}`, ...stuck },
+      ]);
+      try {
+        const token = await mintBorrowerToken(w, { borrowerId: b.borrowerId, scopes: SCOPES });
+        // The request has expired, so any well-formed signature goes straight to markExpired, under the lock.
+        const signatureUrl = `${new URL(w.baseUrl).origin}/borrower/api/signing-requests/${signing._id}/signature`;
+        const [prepared, posted] = await Promise.all([
+          prepareOverMcp(w, token, paymentRequiredHeader(deps, m, '1000'), 'busy-1'),
+          fetch(signatureUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ signature: `0x${'11'.repeat(65)}` }) }).then(readJsonResponse),
+        ]);
+        assert.equal(prepared.error?.code, 'UNAVAILABLE', JSON.stringify(prepared));
+        assert.equal(posted.status, 503, JSON.stringify(posted.json));
+        assert.equal(posted.json.error.code, 'UNAVAILABLE');
+        assert.match(posted.json.error.requestId, /^req_/);
+        assert.match(posted.headers.get('retry-after') ?? '', /^[1-9]\d*$/);
+      } finally {
+        await c.locks.deleteMany({ owner: 'stuck' });
+      }
+      assert.deepEqual((await c.borrowers.findOne({ _id: b.borrowerId }))?.holds, {});
+      assert.equal((await c.signingRequests.findOne({ _id: signing._id }))?.status, 'PENDING');
     });
   });
 

@@ -2,9 +2,6 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { AppDeps } from '../../src/api/deps.js';
 import { acceptCreditFacility } from '../../src/agents/facility.js';
-import { ToolError } from '../../src/agents/errors.js';
-import { preparePayment } from '../../src/agents/prepare-payment.js';
-import { mcpUrl } from '../../src/config/env.js';
 import { SCOPES } from '../../src/domain/onboarding.js';
 import { spendDayId, utcDay } from '../../src/domain/agent-policy.js';
 import { convertHoldToDebt, holdCredit, releaseHold } from '../../src/store/borrowers.js';
@@ -13,6 +10,7 @@ import { bookRepayment } from '../../src/store/repayments.js';
 import { ensureSigningRequest, markSigned } from '../../src/store/signing-requests.js';
 import { agentDeps, onboardBorrower, paymentRequiredHeader, signStep } from '../helpers/onboarding.js';
 import { mintBorrowerToken } from '../helpers/borrower-token.js';
+import { prepareInProcess, prepareOverMcp, type Prepared } from '../helpers/prepare-outcome.js';
 import { highSTwin } from '../helpers/signature-twin.js';
 import { newBorrower, newMerchant, world, type TestBorrower, type TestMerchant, type World } from '../helpers/world.js';
 
@@ -23,35 +21,6 @@ async function borrowerDoc(w: World, borrowerId: string): Promise<BorrowerDoc> {
 }
 
 const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
-
-/** One prepare_x402_payment outcome, from either path: the intent it held, or the tool error. */
-interface Prepared {
-  spendIntentId?: string;
-  error?: { code: string; reason?: string; message?: string };
-}
-
-/** In the test process, through the agent service itself. */
-async function prepareInProcess(deps: AppDeps, b: TestBorrower, header: string, orderRef: string): Promise<Prepared> {
-  try {
-    return { spendIntentId: (await preparePayment(deps, b.principal, { payment_required: header, order_ref: orderRef })).spend_intent_id };
-  } catch (err) {
-    if (!(err instanceof ToolError)) throw err;
-    return { error: { code: err.code, message: err.message, ...(typeof err.details.reason === 'string' ? { reason: err.details.reason } : {}) } };
-  }
-}
-
-/** In the API process, as an agent calls it: a JSON-RPC tools/call on /mcp with a borrower token. */
-async function prepareOverMcp(w: World, token: string, header: string, orderRef: string): Promise<Prepared> {
-  const res = await fetch(mcpUrl(w.cli.env), {
-    method: 'POST',
-    headers: { accept: 'application/json, text/event-stream', 'content-type': 'application/json', authorization: `Bearer ${token}` },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'prepare_x402_payment', arguments: { payment_required: header, order_ref: orderRef } } }),
-  });
-  const body = (await res.json()) as { result?: { isError?: boolean; structuredContent?: { spend_intent_id: string }; content: { text: string }[] } };
-  assert.ok(body.result, `MCP answered ${res.status} ${JSON.stringify(body)}`);
-  if (!body.result.isError) return { spendIntentId: body.result.structuredContent?.spend_intent_id as string };
-  return { error: (JSON.parse(body.result.content[0]!.text) as { error: Prepared['error'] }).error };
-}
 
 /**
  * `n` prepare_x402_payment calls at once, each for its own order, half in the API process over MCP
