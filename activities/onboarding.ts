@@ -1,7 +1,9 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { stageIndex, type OnboardingStage } from '../src/domain/onboarding.js';
 import { refundDailySpend } from '../src/store/agent-spend.js';
+import { changeBorrower } from '../src/store/borrower-changes.js';
 import { releaseHold } from '../src/store/borrowers.js';
+import type { BorrowerDoc } from '../src/store/documents.js';
 import type { Store } from '../src/store/mongo.js';
 import { claimHandleRecord, ensureAgentKey, revokeOtherKeys } from '../src/store/operational-agents.js';
 import { expireSpendIntentOnce } from '../src/store/spend-intents.js';
@@ -11,7 +13,8 @@ export interface OnboardingActivityDeps {
   store: Store;
 }
 
-const before = (stage: OnboardingStage): OnboardingStage[] => (['SIGNED_IN', 'WALLET_VERIFIED', 'FACILITY_ACCEPTED', 'AGENT_KEY_REGISTERED', 'ACTIVE'] as const).filter((s) => stageIndex(s) < stageIndex(stage));
+/** A stored stage before `stage` (a document without one never matched the old $in guard, nor does it here). */
+const isBefore = (b: BorrowerDoc, stage: OnboardingStage): boolean => b.stage !== undefined && stageIndex(b.stage) < stageIndex(stage);
 
 /** Store writes behind the onboarding updates and the spend-intent expiry. Each is safe to retry. */
 export function createOnboardingActivities(deps: OnboardingActivityDeps) {
@@ -20,10 +23,10 @@ export function createOnboardingActivities(deps: OnboardingActivityDeps) {
     /** Books the credit line once: only a borrower still before FACILITY_ACCEPTED gets it. */
     async recordFacilityAccepted(input: { borrowerId: string; creditLimit: string }): Promise<void> {
       const limit = Number(input.creditLimit);
-      await c.borrowers.updateOne(
-        { _id: input.borrowerId, stage: { $in: before('FACILITY_ACCEPTED') } },
-        { $set: { stage: 'FACILITY_ACCEPTED', creditLimit: limit, updatedAt: new Date() }, $inc: { available: limit } },
-      );
+      await changeBorrower(c, input.borrowerId, (b) => ({
+        result: undefined,
+        ...(b && isBefore(b, 'FACILITY_ACCEPTED') ? { change: { stage: 'FACILITY_ACCEPTED', creditLimit: limit, available: b.available + limit } } : {}),
+      }));
     },
 
     async recordAgentKey(input: { borrowerId: string; key: RegisterAgentKeyArgs }): Promise<{ revokedKeyIds: string[] }> {
@@ -40,7 +43,10 @@ export function createOnboardingActivities(deps: OnboardingActivityDeps) {
         grant: k.grant,
       });
       const revokedKeyIds = k.rotate ? await revokeOtherKeys(c, k.operationalAgentId, k.keyId, now) : [];
-      await c.borrowers.updateOne({ _id: input.borrowerId, stage: { $in: before('AGENT_KEY_REGISTERED') } }, { $set: { stage: 'AGENT_KEY_REGISTERED', updatedAt: now } });
+      await changeBorrower(c, input.borrowerId, (b) => ({
+        result: undefined,
+        ...(b && isBefore(b, 'AGENT_KEY_REGISTERED') ? { change: { stage: 'AGENT_KEY_REGISTERED' } } : {}),
+      }));
       return { revokedKeyIds };
     },
 
@@ -50,7 +56,7 @@ export function createOnboardingActivities(deps: OnboardingActivityDeps) {
       if ((await claimHandleRecord(c, input.handle, input.borrowerId, now)) === 'taken') {
         throw ApplicationFailure.nonRetryable('that handle belongs to another borrower', ONBOARDING_FAILURES.handleTaken);
       }
-      await c.borrowers.updateOne({ _id: input.borrowerId }, { $set: { handle: input.handle, stage: 'ACTIVE', status: 'ACTIVE', updatedAt: now } });
+      await changeBorrower(c, input.borrowerId, () => ({ result: undefined, change: { handle: input.handle, stage: 'ACTIVE', status: 'ACTIVE' } }));
     },
 
     /** RESERVED -> EXPIRED unless a capture consumed it first; then the hold and the daily charge go back. */

@@ -1,6 +1,7 @@
 import type { AppDeps } from '../api/deps.js';
 import { newId } from '../domain/ids.js';
 import { scopesForStage, type OnboardingStage, type Scope } from '../domain/onboarding.js';
+import { changeBorrower } from '../store/borrower-changes.js';
 import { listOpenSigningRequests } from '../store/signing-requests.js';
 import { ensureOperationalAgent, listBorrowerAgentKeys, listOperationalAgents } from '../store/operational-agents.js';
 import { loadBorrower, NEXT_STEP, stageOf, signingUrl, walletOf } from './context.js';
@@ -41,7 +42,7 @@ export async function registerBorrower(deps: AppDeps, p: BorrowerPrincipal, inpu
         createdAt: new Date(deps.nowMs()),
       });
       await startOnboarding(deps, b._id, wallet.toLowerCase());
-      await deps.store.c.borrowers.updateOne({ _id: b._id, stage: 'SIGNED_IN' }, { $set: { stage: 'WALLET_VERIFIED', updatedAt: new Date(deps.nowMs()) } });
+      await changeBorrower(deps.store.c, b._id, (cur) => ({ result: undefined, ...(cur?.stage === 'SIGNED_IN' ? { change: { stage: 'WALLET_VERIFIED' } } : {}) }));
       const stage = stageOf(await loadBorrower(deps, p));
       return { borrower_id: b._id, operational_agent_id: operationalAgentId, stage, wallet_address: wallet, scopes_unlocked: scopesForStage(stage) };
     },

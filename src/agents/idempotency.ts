@@ -1,5 +1,6 @@
 import type { AppDeps } from '../api/deps.js';
 import { fingerprint } from '../domain/canonical.js';
+import { deleteIfStill } from '../store/guarded-delete.js';
 import { isDuplicateKey } from '../store/mongo.js';
 import type { ToolIdempotencyDoc } from '../store/documents.js';
 import { ToolError } from './errors.js';
@@ -56,7 +57,7 @@ export async function claimToolCall<R extends ToolRef>(
     const existing = await c.toolIdempotency.findOne({ _id: doc._id });
     if (!existing) continue;
     if (existing.expiresAt <= now) {
-      await c.toolIdempotency.deleteOne({ _id: doc._id, expiresAt: existing.expiresAt });
+      await deleteIfStill(c, c.toolIdempotency, doc._id, (d) => d.expiresAt.getTime() === existing.expiresAt.getTime());
       continue;
     }
     if (existing.fingerprint !== doc.fingerprint) {
@@ -72,8 +73,8 @@ export async function claimToolCall<R extends ToolRef>(
 /** Frees a key whose first call was refused, so the agent can fix the cause and retry with it. */
 export async function releaseToolCall(deps: AppDeps, p: BorrowerPrincipal, key: string, ref: ToolRef): Promise<void> {
   // Field by field: only the claim that created this ref may be released, never a newer one.
-  const sameRef = Object.fromEntries(Object.entries(ref).map(([k, v]) => [`ref.${k}`, v]));
-  await deps.store.c.toolIdempotency.deleteOne({ _id: toolIdempotencyId(p.borrowerId, key), ...sameRef });
+  const c = deps.store.c;
+  await deleteIfStill(c, c.toolIdempotency, toolIdempotencyId(p.borrowerId, key), (d) => Object.entries(ref).every(([k, v]) => d.ref?.[k] === v));
 }
 
 /**

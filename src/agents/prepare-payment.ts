@@ -12,6 +12,7 @@ import { voucherSigningInput, type Voucher } from '../domain/voucher.js';
 import { chargeDailySpend, refundDailySpend } from '../store/agent-spend.js';
 import { holdCredit, listAgentKeys } from '../store/borrowers.js';
 import type { AgentKeyDoc, SpendIntentDoc, ToolIdempotencyDoc } from '../store/documents.js';
+import { deleteIfStill } from '../store/guarded-delete.js';
 import { findMerchant } from '../store/merchants.js';
 import { isDuplicateKey } from '../store/mongo.js';
 import { findSpendIntent, findSpendIntentWithFate } from '../store/spend-intents.js';
@@ -195,7 +196,7 @@ async function prepareForOrder(
     }
     if (intent || now.getTime() - existing.createdAt.getTime() > ORPHAN_CLAIM_MS) {
       // Closed (consumed or expired) or abandoned: the order may be paid again under a fresh intent.
-      await c.toolIdempotency.deleteOne({ _id: claimId, createdAt: existing.createdAt });
+      await deleteIfStill(c, c.toolIdempotency, claimId, (d) => d.createdAt.getTime() === existing.createdAt.getTime());
       continue;
     }
     // Another call is creating this very intent right now; creation is idempotent per id, so join it.
@@ -227,7 +228,7 @@ async function createIntent(
   const amount = Number(terms.amount);
   const refuse = async (err: ToolError): Promise<never> => {
     await refundDailySpend(c, dayId, id);
-    if (!joined) await c.toolIdempotency.deleteOne({ _id: claimId, 'ref.spend_intent_id': id });
+    if (!joined) await deleteIfStill(c, c.toolIdempotency, claimId, (d) => d.ref?.spend_intent_id === id);
     throw err;
   };
 

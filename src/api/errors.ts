@@ -1,5 +1,6 @@
 import type { Context, Next } from 'koa';
 import { ApiError } from '../domain/errors.js';
+import { LeaseBusy } from '../store/lease-lock.js';
 import type { Logger } from '../observability/logger.js';
 import { isTransientDependencyError } from './transient-errors.js';
 
@@ -13,7 +14,8 @@ export function errorMiddleware(logger: Logger) {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) throw ApiError.notFound('route');
     } catch (err) {
-      const apiError = err instanceof ApiError ? err : null;
+      // A store lock that stayed busy (lease-lock.ts) is a retryable 503, not a failure.
+      const apiError = err instanceof ApiError ? err : err instanceof LeaseBusy ? ApiError.unavailable(1) : null;
       if (!apiError) {
         logger.error('request failed', { requestId: ctx.state.requestId, path: ctx.path, error: err });
       }

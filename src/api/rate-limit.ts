@@ -2,24 +2,20 @@ import type { Context, Next } from 'koa';
 import { ApiError } from '../domain/errors.js';
 import type { RatePolicy } from '../domain/rate-limit.js';
 import type { MerchantRateLimits } from '../store/documents.js';
-import { consumeRate, RateLimitContention } from '../store/rate-limits.js';
+import { consumeRate } from '../store/rate-limits.js';
 import type { AppDeps } from './deps.js';
 import { merchantOf } from './merchant-auth.js';
 import { phaseTimerOf } from '../observability/phase-timer.js';
 
 /**
  * Per-merchant limit shared by every API process through the database. Runs after authentication.
- * A bucket too contended to decide answers 503 (retry shortly), never a 429 the merchant did not earn.
  * The merchant's own limits (set by an operator) replace the default policy for that bucket.
  */
 export function rateLimit(deps: AppDeps, bucket: keyof MerchantRateLimits, defaults: RatePolicy) {
   return async (ctx: Context, next: Next) => {
     const merchant = merchantOf(ctx);
     const policy = merchant.rateLimits?.[bucket] ?? defaults;
-    const d = await consumeRate(deps.store.c, `${merchant.merchantId}:${bucket}`, policy, deps.nowMs()).catch((err: unknown) => {
-      if (err instanceof RateLimitContention) throw ApiError.unavailable(1);
-      throw err;
-    });
+    const d = await consumeRate(deps.store.c, `${merchant.merchantId}:${bucket}`, policy, deps.nowMs());
     ctx.set('RateLimit-Limit', String(d.limit));
     ctx.set('RateLimit-Remaining', String(d.remaining));
     ctx.set('RateLimit-Reset', String(d.resetSeconds));

@@ -10,6 +10,7 @@ import { loadSettlementInfo } from './settlement-info.js';
 import { loadOrCreateOAuthKeys } from '../auth/oauth/keys.js';
 import { apiMetrics, createRegistry } from '../observability/metrics.js';
 import { BackgroundCaptureFinisher } from '../payments/finish-capture.js';
+import { startSlotSweeper } from './slot-sweeper.js';
 
 async function main() {
   const env = loadEnv();
@@ -28,6 +29,7 @@ async function main() {
   const metrics = { registry, api: apiMetrics(registry) };
   const captureFinisher = new BackgroundCaptureFinisher({ temporal, taskQueue: env.TEMPORAL_TASK_QUEUE }, logger);
   const app = createApp({ env, store, temporal, verifyJwt, logger, settlement, oauthKeys, metrics, captureFinisher, nowMs: () => Date.now() });
+  const slotSweeper = startSlotSweeper(store.c, logger);
   const server = createServer(app.callback());
   server.keepAliveTimeout = 65_000;
   server.requestTimeout = 30_000;
@@ -37,6 +39,7 @@ async function main() {
 
   const shutdown = (signal: string) => {
     logger.info('api stopping', { signal });
+    slotSweeper.stop();
     server.close(() => {
       void captureFinisher
         .drain()

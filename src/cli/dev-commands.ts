@@ -5,7 +5,8 @@ import { newId } from '../domain/ids.js';
 import { decodePrivateKey, encodeKey, generateAgentKeyPair, publicKeyFromPrivate, decodePublicKey } from '../domain/voucher.js';
 import { createSpendIntent } from '../payments/spend-intents.js';
 import { findMerchant } from '../store/merchants.js';
-import { insertAgentKey, insertBorrower } from '../store/borrowers.js';
+import { insertBorrower } from '../store/borrowers.js';
+import { ensureAgentKey, ensureOperationalAgent } from '../store/operational-agents.js';
 import { settlementTarget, type CliContext } from './context.js';
 import { UsageError } from './output.js';
 
@@ -32,8 +33,10 @@ export async function devBorrowerCreate(ctx: CliContext, opts: { credit?: string
   const borrowerId = newId();
   const operationalAgentId = newId();
   const now = new Date();
-  await insertBorrower(ctx.store.c, { _id: borrowerId, status: 'ACTIVE', creditLimit: credit, available: credit, holds: {}, debt: 0, createdAt: now, updatedAt: now });
-  await insertAgentKey(ctx.store.c, { _id: newId(), borrowerId, operationalAgentId, publicKey, status: 'active', createdAt: now, revokedAt: null });
+  const c = ctx.store.c;
+  await insertBorrower(c, { _id: borrowerId, status: 'ACTIVE', creditLimit: credit, available: credit, holds: {}, debt: 0, operationalAgentIds: [], createdAt: now, updatedAt: now });
+  await ensureOperationalAgent(c, { _id: operationalAgentId, borrowerId, clientId: 'dev-cli', createdAt: now });
+  await ensureAgentKey(c, { _id: newId(), borrowerId, operationalAgentId, publicKey, status: 'active', createdAt: now, revokedAt: null });
   return {
     borrowerId,
     operationalAgentId,

@@ -1,43 +1,41 @@
 import type { Collections } from './collections.js';
-import { isDuplicateKey } from './mongo.js';
+import type { AgentSpendDayDoc } from './documents.js';
+import { withLease } from './lease-lock.js';
 
 export type SpendCharge = 'charged' | 'over_limit';
 
+/** Read-modify-write of one agent key's day, under that day's lease lock (see lease-lock.ts). */
+function changeSpendDay<R>(c: Collections, dayId: string, work: (day: AgentSpendDayDoc | null) => Promise<R>): Promise<R> {
+  return withLease(c, `spend-day:${dayId}`, async () => work(await c.agentSpendDays.findOne({ _id: dayId })));
+}
+
 /**
  * Adds `amount` to an agent key's spend for one day if it stays within `dailyLimit`. Keyed by the
- * spend intent, so a retry charges once; a concurrent first charge of the day races on the
- * upsert's _id and simply tries again.
+ * spend intent, so a retry charges once.
  */
-export async function chargeDailySpend(
+export function chargeDailySpend(
   c: Collections,
   o: { dayId: string; agentKeyId: string; intentId: string; amount: number; dailyLimit: number },
 ): Promise<SpendCharge> {
-  const field = `charges.${o.intentId}`;
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const day = await c.agentSpendDays.findOne({ _id: o.dayId });
+  return changeSpendDay(c, o.dayId, async (day) => {
     if (day?.charges?.[o.intentId] !== undefined) return 'charged';
-    if ((day?.spent ?? 0) + o.amount > o.dailyLimit) return 'over_limit';
-    try {
-      const r = await c.agentSpendDays.updateOne(
-        { _id: o.dayId, spent: { $lte: o.dailyLimit - o.amount }, [field]: { $exists: false } },
-        { $inc: { spent: o.amount }, $set: { agentKeyId: o.agentKeyId, [field]: o.amount } },
-        { upsert: day === null },
-      );
-      if (r.modifiedCount === 1 || r.upsertedCount === 1) return 'charged';
-    } catch (err) {
-      if (!isDuplicateKey(err)) throw err;
-    }
-  }
-  throw new Error('daily spend charge did not settle');
+    const spent = (day?.spent ?? 0) + o.amount;
+    if (spent > o.dailyLimit) return 'over_limit';
+    const charges = { ...(day?.charges ?? {}), [o.intentId]: o.amount };
+    if (day) await c.agentSpendDays.updateOne({ _id: o.dayId }, { $set: { spent, charges } });
+    else await c.agentSpendDays.insertOne({ _id: o.dayId, agentKeyId: o.agentKeyId, spent, charges });
+    return 'charged';
+  });
 }
 
 /** Gives one intent's charge back (refused or expired unused). Idempotent. */
-export async function refundDailySpend(c: Collections, dayId: string, intentId: string): Promise<void> {
-  const field = `charges.${intentId}`;
-  const day = await c.agentSpendDays.findOne({ _id: dayId });
-  const amount = day?.charges?.[intentId];
-  if (amount === undefined) return;
-  await c.agentSpendDays.updateOne({ _id: dayId, [field]: amount }, { $inc: { spent: -amount }, $unset: { [field]: '' } });
+export function refundDailySpend(c: Collections, dayId: string, intentId: string): Promise<void> {
+  return changeSpendDay(c, dayId, async (day) => {
+    const amount = day?.charges?.[intentId];
+    if (!day || amount === undefined) return;
+    const { [intentId]: _refunded, ...charges } = day.charges ?? {};
+    await c.agentSpendDays.updateOne({ _id: dayId }, { $set: { spent: day.spent - amount, charges } });
+  });
 }
 
 export async function spentOn(c: Collections, dayId: string): Promise<number> {

@@ -1,6 +1,7 @@
+import { changeBorrower } from './borrower-changes.js';
 import { insertOnce, isDuplicateKey } from './mongo.js';
 import type { Collections } from './collections.js';
-import type { AgentKeyDoc, BorrowerDoc } from './documents.js';
+import type { BorrowerDoc } from './documents.js';
 
 export async function insertBorrower(c: Collections, doc: BorrowerDoc): Promise<void> {
   await c.borrowers.insertOne(doc);
@@ -10,43 +11,31 @@ export function findBorrower(c: Collections, borrowerId: string): Promise<Borrow
   return c.borrowers.findOne({ _id: borrowerId });
 }
 
-export async function insertAgentKey(c: Collections, doc: AgentKeyDoc): Promise<void> {
-  await c.agentKeys.insertOne(doc);
-}
-
-export function listAgentKeys(c: Collections, operationalAgentId: string): Promise<AgentKeyDoc[]> {
-  return c.agentKeys.find({ operationalAgentId }).toArray();
-}
+export { listAgentKeys } from './operational-agents.js';
 
 export type HoldResult = 'held' | 'already_held' | 'insufficient_credit' | 'borrower_not_active';
 
 /**
- * Holds credit for one spend intent. The hold's key in `holds` makes the update idempotent:
- * a retried call finds it and does not take the credit twice.
+ * Holds credit for one spend intent. The hold's key in `holds` makes it idempotent: a retried
+ * call finds it and does not take the credit twice.
  */
-export async function holdCredit(c: Collections, borrowerId: string, holdId: string, amount: number): Promise<HoldResult> {
-  const field = `holds.${holdId}`;
-  const r = await c.borrowers.updateOne(
-    { _id: borrowerId, status: 'ACTIVE', available: { $gte: amount }, [field]: { $exists: false } },
-    { $inc: { available: -amount }, $set: { [field]: amount, updatedAt: new Date() } },
-  );
-  if (r.modifiedCount === 1) return 'held';
-  const b = await findBorrower(c, borrowerId);
-  if (!b || b.status !== 'ACTIVE') return 'borrower_not_active';
-  return b.holds[holdId] !== undefined ? 'already_held' : 'insufficient_credit';
+export function holdCredit(c: Collections, borrowerId: string, holdId: string, amount: number): Promise<HoldResult> {
+  return changeBorrower<HoldResult>(c, borrowerId, (b) => {
+    if (!b || b.status !== 'ACTIVE') return { result: 'borrower_not_active' };
+    if (b.holds[holdId] !== undefined) return { result: 'already_held' };
+    if (b.available < amount) return { result: 'insufficient_credit' };
+    return { result: 'held', change: { available: b.available - amount, holds: { ...b.holds, [holdId]: amount } } };
+  });
 }
 
 /** Closes a hold: its credit goes back to `available`, or into booked `debt`. Idempotent. */
-async function closeHold(c: Collections, borrowerId: string, holdId: string, into: 'available' | 'debt'): Promise<boolean> {
-  const b = await findBorrower(c, borrowerId);
-  const amount = b?.holds[holdId];
-  if (amount === undefined) return false;
-  const field = `holds.${holdId}`;
-  const r = await c.borrowers.updateOne(
-    { _id: borrowerId, [field]: amount },
-    { $inc: { [into]: amount }, $unset: { [field]: '' }, $set: { updatedAt: new Date() } },
-  );
-  return r.modifiedCount === 1;
+function closeHold(c: Collections, borrowerId: string, holdId: string, into: 'available' | 'debt'): Promise<boolean> {
+  return changeBorrower(c, borrowerId, (b) => {
+    const amount = b?.holds[holdId];
+    if (!b || amount === undefined) return { result: false };
+    const { [holdId]: _closed, ...holds } = b.holds;
+    return { result: true, change: { holds, [into]: b[into] + amount } };
+  });
 }
 
 /** Gives a hold's credit back (payment failed, intent expired). */
@@ -86,6 +75,7 @@ export async function findOrCreateBorrowerByWallet(c: Collections, wallet: strin
     available: 0,
     holds: {},
     debt: 0,
+    operationalAgentIds: [],
     createdAt: now,
     updatedAt: now,
   };

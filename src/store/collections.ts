@@ -17,6 +17,7 @@ import type {
   WalletDoc,
   SpendIntentFateDoc,
   SettlementClaimDoc,
+  LockDoc,
 } from './documents.js';
 
 export interface Collections {
@@ -37,6 +38,7 @@ export interface Collections {
   wallets: Collection<WalletDoc>;
   spendIntentFates: Collection<SpendIntentFateDoc>;
   settlementClaims: Collection<SettlementClaimDoc>;
+  locks: Collection<LockDoc>;
 }
 
 export function collections(db: Db): Collections {
@@ -58,6 +60,7 @@ export function collections(db: Db): Collections {
     wallets: db.collection<WalletDoc>('wallets'),
     spendIntentFates: db.collection<SpendIntentFateDoc>('spend_intent_fates'),
     settlementClaims: db.collection<SettlementClaimDoc>('settlement_claims'),
+    locks: db.collection<LockDoc>('locks'),
   };
 }
 
@@ -72,7 +75,6 @@ export async function ensureIndexes(c: Collections): Promise<void> {
     c.payments.createIndex({ status: 1, updatedAt: 1 }),
     c.settlementClaims.createIndex({ batchId: 1 }),
     c.idempotency.createIndex({ expiresAt: 1 }),
-    c.rateLimitSlots.createIndex({ bucket: 1, slot: 1 }),
     c.rateLimitSlots.createIndex({ expiresAt: 1 }),
     c.operationalAgents.createIndex({ borrowerId: 1 }),
     c.signingRequests.createIndex({ borrowerId: 1, createdAt: -1 }),

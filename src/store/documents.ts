@@ -41,7 +41,7 @@ export interface BorrowerDoc {
   /** Lowercase 0x address proven at sign-in; the wallets collection keeps it unique. */
   walletAddress?: string;
   creditLimit: number;
-  /** creditLimit minus held and owed credit; only ever changed by conditional $inc. */
+  /** creditLimit minus held and owed credit; only changed under the borrower's lease (borrower-changes.ts). */
   available: number;
   /** Credit held per spend intent until its payment confirms or the hold is released. */
   holds: Record<string, number>;
@@ -49,6 +49,8 @@ export interface BorrowerDoc {
   debt: number;
   /** Repayments already booked into debt/available, by repayment id (makes booking idempotent). */
   bookedRepayments?: Record<string, number>;
+  /** Its operational agents, so they are fetched by _id (absent on documents older than the list). */
+  operationalAgentIds?: string[];
   createdAt: Date;
   updatedAt: Date;
 }
@@ -81,6 +83,8 @@ export interface OperationalAgentDoc {
   borrowerId: string;
   clientId: string;
   label?: string;
+  /** Its agent keys, revoked ones included, so they are fetched by _id (absent on older documents). */
+  agentKeyIds?: string[];
   createdAt: Date;
 }
 
@@ -127,7 +131,7 @@ export interface ToolIdempotencyDoc {
   expiresAt: Date;
 }
 
-/** Daily spend of one agent key, for the grant's daily limit; only changed by conditional $inc. */
+/** Daily spend of one agent key, for the grant's daily limit; only changed under the day's lease (agent-spend.ts). */
 export interface AgentSpendDayDoc {
   /** `${agentKeyId}:${yyyy-mm-dd}` (UTC) */
   _id: string;
@@ -242,4 +246,13 @@ export interface WalletDoc {
   _id: string;
   borrowerId: string;
   createdAt: Date;
+}
+
+/** A lease lock (see lease-lock.ts): `_id` is what is locked, e.g. `borrower:<id>`. */
+export interface LockDoc {
+  _id: string;
+  /** Random per acquisition: only its holder releases it. */
+  owner: string;
+  /** After this the holder is presumed dead and the lock may be taken over. */
+  expiresAt: Date;
 }

@@ -1,4 +1,4 @@
-import { MongoClient, MongoServerError, type Collection, type Db, type Filter, type UpdateFilter } from 'mongodb';
+import { MongoClient, MongoServerError, type Collection, type Db, type Filter, type OptionalUnlessRequiredId } from 'mongodb';
 import type { Collections } from './collections.js';
 import { collections, ensureIndexes } from './collections.js';
 
@@ -23,14 +23,15 @@ export function isDuplicateKey(err: unknown): boolean {
 }
 
 /**
- * Inserts `doc` unless a document with its _id exists, then returns the stored one.
- * Concurrent upserts of one _id can fail with E11000 (the other writer won); that is the
- * same outcome as "it already existed", so it is absorbed here rather than at every caller.
+ * Inserts `doc` unless a document with its _id exists, then returns the stored one. A plain
+ * insert, not an upsert: the unique _id decides between concurrent first writers on every store,
+ * and FerretDB v1 drops empty arrays from an upsert's $setOnInsert document.
  */
 export async function insertOnce<T extends { _id: string }>(col: Collection<T>, doc: T): Promise<T> {
   const filter = { _id: doc._id } as Filter<T>;
   try {
-    await col.updateOne(filter, { $setOnInsert: doc } as UpdateFilter<T>, { upsert: true });
+    await col.insertOne(doc as OptionalUnlessRequiredId<T>);
+    return doc;
   } catch (err) {
     if (!isDuplicateKey(err)) throw err;
   }

@@ -1,40 +1,89 @@
 import type { Collections } from './collections.js';
 import type { AgentKeyDoc, OperationalAgentDoc } from './documents.js';
+import { changeBorrower } from './borrower-changes.js';
+import { withLease } from './lease-lock.js';
 import { insertOnce, isDuplicateKey } from './mongo.js';
 
+/*
+ * Who belongs to whom is kept as id lists on the parent (borrower -> operational agents -> agent
+ * keys), so the payment paths fetch each document by _id: FerretDB v1 answers any other filter
+ * by scanning the whole collection. A parent stored before the lists existed has none; it is read
+ * the old way and gets its list on its next addition.
+ */
+
+const byCreatedAt = (a: { createdAt: Date }, b: { createdAt: Date }) => a.createdAt.getTime() - b.createdAt.getTime();
+
+async function byIds<T>(ids: string[], find: (id: string) => Promise<T | null>): Promise<T[]> {
+  return (await Promise.all(ids.map(find))).filter((d): d is Awaited<T> => d !== null) as T[];
+}
+
+/** Inserts the operational agent once, then lists it on its borrower. Both steps are idempotent. */
 export async function ensureOperationalAgent(c: Collections, doc: OperationalAgentDoc): Promise<OperationalAgentDoc> {
-  return insertOnce(c.operationalAgents, doc);
+  const stored = await insertOnce(c.operationalAgents, { ...doc, agentKeyIds: doc.agentKeyIds ?? [] });
+  const legacy = await legacyAgentIds(c, doc.borrowerId);
+  await changeBorrower(c, doc.borrowerId, (b) => {
+    const ids = b?.operationalAgentIds ?? legacy;
+    const listed = b?.operationalAgentIds !== undefined && ids.includes(doc._id);
+    return { result: undefined, ...(b && !listed ? { change: { operationalAgentIds: ids.includes(doc._id) ? ids : [...ids, doc._id] } } : {}) };
+  });
+  return stored;
 }
 
-export function listOperationalAgents(c: Collections, borrowerId: string): Promise<OperationalAgentDoc[]> {
-  return c.operationalAgents.find({ borrowerId }).sort({ createdAt: 1 }).toArray();
+/** The ids a borrower without a list had, found the old way (only read for such a borrower). */
+async function legacyAgentIds(c: Collections, borrowerId: string): Promise<string[]> {
+  const b = await c.borrowers.findOne({ _id: borrowerId });
+  if (!b || b.operationalAgentIds !== undefined) return [];
+  return (await c.operationalAgents.find({ borrowerId }).toArray()).map((a) => a._id);
 }
 
-export function listBorrowerAgentKeys(c: Collections, borrowerId: string): Promise<AgentKeyDoc[]> {
-  return c.agentKeys.find({ borrowerId }).sort({ createdAt: 1 }).toArray();
+export async function listOperationalAgents(c: Collections, borrowerId: string): Promise<OperationalAgentDoc[]> {
+  const ids = (await c.borrowers.findOne({ _id: borrowerId }))?.operationalAgentIds;
+  const agents = ids ? await byIds(ids, (id) => c.operationalAgents.findOne({ _id: id })) : await c.operationalAgents.find({ borrowerId }).toArray();
+  return agents.sort(byCreatedAt);
+}
+
+/** The operational agent's keys, revoked ones included; none for an unknown agent. */
+export async function listAgentKeys(c: Collections, operationalAgentId: string): Promise<AgentKeyDoc[]> {
+  const agent = await c.operationalAgents.findOne({ _id: operationalAgentId });
+  if (!agent) return [];
+  const keys = agent.agentKeyIds
+    ? await byIds(agent.agentKeyIds, (id) => c.agentKeys.findOne({ _id: id }))
+    : await c.agentKeys.find({ operationalAgentId }).toArray();
+  return keys.sort(byCreatedAt);
+}
+
+export async function listBorrowerAgentKeys(c: Collections, borrowerId: string): Promise<AgentKeyDoc[]> {
+  const agents = await listOperationalAgents(c, borrowerId);
+  return (await Promise.all(agents.map((a) => listAgentKeys(c, a._id)))).flat().sort(byCreatedAt);
 }
 
 export function findAgentKey(c: Collections, keyId: string): Promise<AgentKeyDoc | null> {
   return c.agentKeys.findOne({ _id: keyId });
 }
 
-/** Inserts the key once (a retried activity finds it). */
+/** Inserts the key once (a retried activity finds it), then lists it on its operational agent. */
 export async function ensureAgentKey(c: Collections, doc: AgentKeyDoc): Promise<void> {
   try {
     await c.agentKeys.insertOne(doc);
   } catch (err) {
     if (!isDuplicateKey(err)) throw err;
   }
+  await withLease(c, `operational-agent:${doc.operationalAgentId}`, async () => {
+    const agent = await c.operationalAgents.findOne({ _id: doc.operationalAgentId });
+    if (!agent) return;
+    const ids = agent.agentKeyIds ?? (await c.agentKeys.find({ operationalAgentId: agent._id }).toArray()).map((k) => k._id);
+    if (agent.agentKeyIds === undefined || !ids.includes(doc._id)) {
+      await c.operationalAgents.updateOne({ _id: agent._id }, { $set: { agentKeyIds: ids.includes(doc._id) ? ids : [...ids, doc._id] } });
+    }
+  });
 }
 
 /** Revokes the operational agent's active keys other than `keepKeyId`; returns the ids it revoked. */
 export async function revokeOtherKeys(c: Collections, operationalAgentId: string, keepKeyId: string, now: Date): Promise<string[]> {
-  const others = await c.agentKeys.find({ operationalAgentId, status: 'active', _id: { $ne: keepKeyId } }).toArray();
-  const ids = others.map((k) => k._id);
-  if (ids.length > 0) {
-    await c.agentKeys.updateMany({ _id: { $in: ids }, status: 'active' }, { $set: { status: 'revoked', revokedAt: now } });
-  }
-  return ids;
+  const others = (await listAgentKeys(c, operationalAgentId)).filter((k) => k.status === 'active' && k._id !== keepKeyId);
+  // Revoking writes the same fields whoever does it, so concurrent revocations need no lock.
+  await Promise.all(others.map((k) => c.agentKeys.updateOne({ _id: k._id }, { $set: { status: 'revoked', revokedAt: now } })));
+  return others.map((k) => k._id);
 }
 
 export type HandleClaim = 'claimed' | 'taken';

@@ -1,48 +1,45 @@
 import type { Collections } from './collections.js';
 import { isDuplicateKey } from './mongo.js';
-import { admitted, pickSlot, refused, slotWindow, type RateDecision, type RatePolicy } from '../domain/rate-limit.js';
+import { admittedOn, claimSlot, refused, slotWindow, type RateDecision, type RatePolicy, type SlotHint } from '../domain/rate-limit.js';
 
-/** After a collision, pick among this many free slots so concurrent claimers spread out. */
-const SPREAD = 32;
-/** Each failed claim means another request took a slot, so this bound is only reached under extreme contention. */
-const MAX_ATTEMPTS = 64;
-/** One admitted request in this many sweeps expired slots (FerretDB v1 has no TTL index). */
-const SWEEP_ONE_IN = 16;
+/** This process's hint per bucket (see SlotHint); dropped wholesale if merchants ever make it large. */
+const hints = new Map<string, SlotHint>();
+const MAX_HINTS = 100_000;
 
-export class RateLimitContention extends Error {}
-
-async function takenSlots(c: Collections, bucket: string, first: number, last: number): Promise<Set<number>> {
-  const docs = await c.rateLimitSlots.find({ bucket, slot: { $gte: first, $lte: last } }, { projection: { slot: 1 } }).toArray();
-  return new Set(docs.map((d) => d.slot));
+function hintFor(bucket: string): SlotHint {
+  let hint = hints.get(bucket);
+  if (!hint) {
+    if (hints.size >= MAX_HINTS) hints.clear();
+    hint = { next: 0 };
+    hints.set(bucket, hint);
+  }
+  return hint;
 }
+
+export const slotId = (bucket: string, slot: number) => `${bucket}:${slot}`;
 
 /**
  * Applies one request to a bucket shared by every API process through the database (see
- * domain/rate-limit.ts). Refuses only when every slot of the window is seen taken. The slot space
- * is keyed by the rate, so an operator changing a merchant's rate starts it on a fresh bucket.
+ * domain/rate-limit.ts). Each probe is one insert by _id; nothing is read. The slot space is keyed
+ * by the rate, so an operator changing a merchant's rate starts it on a fresh bucket. Expired
+ * slots are removed off the request path (sweepExpiredSlots).
  */
-export async function consumeRate(
-  c: Collections,
-  bucketId: string,
-  policy: RatePolicy,
-  nowMs: number,
-  random: () => number = Math.random,
-): Promise<RateDecision> {
+export async function consumeRate(c: Collections, bucketId: string, policy: RatePolicy, nowMs: number): Promise<RateDecision> {
   const bucket = `${bucketId}@${policy.perMinute}`;
   const window = slotWindow(nowMs, policy);
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const taken = await takenSlots(c, bucket, window.first, window.last);
-    const slot = pickSlot(window, taken, attempt === 0 ? 1 : SPREAD, random);
-    if (slot === null) return refused(window, nowMs, policy);
+  const slot = await claimSlot(window, hintFor(bucket), async (k) => {
     try {
-      await c.rateLimitSlots.insertOne({ _id: `${bucket}:${slot}`, bucket, slot, expiresAt: new Date((slot + 1) * window.intervalMs) });
+      await c.rateLimitSlots.insertOne({ _id: slotId(bucket, k), bucket, slot: k, expiresAt: new Date((k + 1) * window.intervalMs) });
+      return true;
     } catch (err) {
-      if (isDuplicateKey(err)) continue;
+      if (isDuplicateKey(err)) return false;
       throw err;
     }
-    taken.add(slot);
-    if (random() * SWEEP_ONE_IN < 1) await c.rateLimitSlots.deleteMany({ expiresAt: { $lte: new Date(nowMs) } });
-    return admitted(window, taken, nowMs, policy);
-  }
-  throw new RateLimitContention(`rate limit bucket ${bucketId} still contended after ${MAX_ATTEMPTS} claims`);
+  });
+  return slot === null ? refused(window, nowMs, policy) : admittedOn(window, slot, nowMs, policy);
+}
+
+/** FerretDB v1 has no TTL index; each API process runs this now and then, never on a request. */
+export async function sweepExpiredSlots(c: Collections, now: Date): Promise<number> {
+  return (await c.rateLimitSlots.deleteMany({ expiresAt: { $lte: now } })).deletedCount;
 }

@@ -1,5 +1,7 @@
 import type { Collections } from './collections.js';
 import type { RepaymentDoc } from './documents.js';
+import { changeBorrower } from './borrower-changes.js';
+import { withLease } from './lease-lock.js';
 import { insertOnce } from './mongo.js';
 
 export async function ensureRepayment(c: Collections, doc: RepaymentDoc): Promise<RepaymentDoc> {
@@ -10,19 +12,25 @@ export function findRepayment(c: Collections, id: string): Promise<RepaymentDoc 
   return c.repayments.findOne({ _id: id });
 }
 
+/** Writes `set` unless the repayment already ended (CONFIRMED, FAILED) or is in `unlessStatus`. */
 export async function updateRepayment(c: Collections, id: string, set: Partial<RepaymentDoc>, unlessStatus: RepaymentDoc['status'][] = []): Promise<void> {
-  await c.repayments.updateOne({ _id: id, status: { $nin: ['CONFIRMED', 'FAILED', ...unlessStatus] } }, { $set: { ...set, updatedAt: new Date() } });
+  await withLease(c, `repayment:${id}`, async () => {
+    const rep = await findRepayment(c, id);
+    if (!rep || ['CONFIRMED', 'FAILED', ...unlessStatus].includes(rep.status)) return;
+    await c.repayments.updateOne({ _id: id }, { $set: { ...set, updatedAt: new Date() } });
+  });
 }
 
 /**
  * Lowers booked debt and restores available credit once per repayment: the borrower document
  * remembers which repayments it booked, so a retried activity cannot book twice.
  */
-export async function bookRepayment(c: Collections, borrowerId: string, repaymentId: string, amount: number): Promise<boolean> {
-  const field = `bookedRepayments.${repaymentId}`;
-  const r = await c.borrowers.updateOne(
-    { _id: borrowerId, [field]: { $exists: false } },
-    { $inc: { debt: -amount, available: amount }, $set: { [field]: amount, updatedAt: new Date() } },
-  );
-  return r.modifiedCount === 1;
+export function bookRepayment(c: Collections, borrowerId: string, repaymentId: string, amount: number): Promise<boolean> {
+  return changeBorrower(c, borrowerId, (b) => {
+    if (!b || b.bookedRepayments?.[repaymentId] !== undefined) return { result: false };
+    return {
+      result: true,
+      change: { debt: b.debt - amount, available: b.available + amount, bookedRepayments: { ...(b.bookedRepayments ?? {}), [repaymentId]: amount } },
+    };
+  });
 }

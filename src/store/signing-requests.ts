@@ -1,5 +1,6 @@
 import type { Collections } from './collections.js';
 import type { SigningRequestDoc } from './documents.js';
+import { withLease } from './lease-lock.js';
 import { insertOnce } from './mongo.js';
 
 /** Creates the request once: a second call with the same _id keeps the first document. */
@@ -11,14 +12,31 @@ export function findSigningRequest(c: Collections, id: string): Promise<SigningR
   return c.signingRequests.findOne({ _id: id });
 }
 
+/**
+ * Moves a request on from `from` if `allowed` holds, deciding against concurrent posts under the
+ * request's lease lock (a guarded update is not atomic on FerretDB v1). True when this call moved it.
+ */
+function transition(
+  c: Collections,
+  id: string,
+  allowed: (doc: SigningRequestDoc) => boolean,
+  set: Partial<SigningRequestDoc>,
+): Promise<boolean> {
+  return withLease(c, `signing-request:${id}`, async () => {
+    const doc = await findSigningRequest(c, id);
+    if (!doc || !allowed(doc)) return false;
+    await c.signingRequests.updateOne({ _id: id }, { $set: set });
+    return true;
+  });
+}
+
 /** PENDING -> SIGNED for the first valid signature; false when another post won or it closed. */
-export async function markSigned(c: Collections, id: string, signature: string, now: Date): Promise<boolean> {
-  const r = await c.signingRequests.updateOne({ _id: id, status: 'PENDING', expiresAt: { $gt: now } }, { $set: { status: 'SIGNED', signature, updatedAt: now } });
-  return r.modifiedCount === 1;
+export function markSigned(c: Collections, id: string, signature: string, now: Date): Promise<boolean> {
+  return transition(c, id, (d) => d.status === 'PENDING' && d.expiresAt > now, { status: 'SIGNED', signature, updatedAt: now });
 }
 
 export async function markExpired(c: Collections, id: string, now: Date): Promise<void> {
-  await c.signingRequests.updateOne({ _id: id, status: 'PENDING', expiresAt: { $lte: now } }, { $set: { status: 'EXPIRED', updatedAt: now } });
+  await transition(c, id, (d) => d.status === 'PENDING' && d.expiresAt <= now, { status: 'EXPIRED', updatedAt: now });
 }
 
 /** SIGNED -> COMPLETED/FAILED, once. */
@@ -32,7 +50,7 @@ export async function closeSigningRequest(
     outcome.status === 'COMPLETED'
       ? { status: outcome.status, result: outcome.result, updatedAt: now }
       : { status: outcome.status, failureReason: outcome.failureReason, updatedAt: now };
-  await c.signingRequests.updateOne({ _id: id, status: 'SIGNED' }, { $set: set });
+  await transition(c, id, (d) => d.status === 'SIGNED', set);
 }
 
 export function listOpenSigningRequests(c: Collections, borrowerId: string, now: Date): Promise<SigningRequestDoc[]> {

@@ -1,0 +1,212 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { chargeDailySpend, refundDailySpend } from '../../src/store/agent-spend.js';
+import { convertHoldToDebt, holdCredit, releaseHold } from '../../src/store/borrowers.js';
+import type { Collections } from '../../src/store/collections.js';
+import { LeaseBusy, withLease } from '../../src/store/lease-lock.js';
+import { consumeRate, slotId } from '../../src/store/rate-limits.js';
+import { bookRepayment } from '../../src/store/repayments.js';
+import { closeSigningRequest, ensureSigningRequest, markSigned } from '../../src/store/signing-requests.js';
+import { leaseIncrements } from '../helpers/lease-increments.js';
+import { readJsonResponse } from '../support/http.js';
+import { isByIdOnly, recordStoreCommands, type StoreCommand } from '../helpers/store-commands.js';
+import { preparePayment, type PreparedPayment } from '../../src/agents/prepare-payment.js';
+import { SCOPES } from '../../src/domain/onboarding.js';
+import { mintBorrowerToken } from '../helpers/borrower-token.js';
+import { agentDeps, paymentRequiredHeader } from '../helpers/onboarding.js';
+import { prepareOverMcp } from '../helpers/prepare-outcome.js';
+import { newBorrower, newMerchant, world, type World } from '../helpers/world.js';
+
+/** Commands that would make FerretDB v1 scan a collection; a lease release (owner-matched, over live leases only) is the one allowed. */
+function scans(commands: StoreCommand[]): StoreCommand[] {
+  return commands.filter(
+    (cmd) =>
+      !cmd.filters.every(
+        (f) => isByIdOnly(f) || (cmd.name === 'delete' && cmd.collection === 'locks' && Object.keys(f).sort().join() === '_id,owner'),
+      ),
+  );
+}
+
+describe('store access on the real store: lease locks and _id-only hot paths', function () {
+  let w: World;
+  let c: Collections;
+
+  before(async function () {
+    w = await world();
+    c = w.store.c;
+  });
+
+  describe('lease lock', function () {
+    it('read-modify-writes of one document from three processes at once lose nothing', async function () {
+      const key = `test:${randomUUID()}`;
+      const counters = w.store.db.collection<{ _id: string; n: number }>('lease_test_counters');
+      await counters.insertOne({ _id: key, n: 0 });
+      const script = fileURLToPath(new URL('../helpers/lease-increments.js', import.meta.url));
+      const child = () =>
+        new Promise<void>((resolve, reject) => {
+          execFile(process.execPath, [script, w.env.MONGODB_URI as string, w.store.db.databaseName, key, '10'], (err, _out, stderr) =>
+            err ? reject(new Error(`${err.message}: ${stderr}`)) : resolve(),
+          );
+        });
+      await Promise.all([child(), child(), leaseIncrements(w.env.MONGODB_URI as string, w.store.db.databaseName, key, 10)]);
+      assert.equal((await counters.findOne({ _id: key }))?.n, 30);
+      assert.equal(await c.locks.findOne({ _id: key }), null, 'the lease is released');
+    });
+
+    it("takes over a dead holder's expired lease, and releases the lease when the work throws", async function () {
+      const key = `test:${randomUUID()}`;
+      await c.locks.insertOne({ _id: key, owner: 'crashed', expiresAt: new Date(Date.now() - 1000) });
+      const started = Date.now();
+      const results = await Promise.all(Array.from({ length: 5 }, (_, i) => withLease(c, key, async () => i)));
+      assert.deepEqual(results, [0, 1, 2, 3, 4]);
+      assert.ok(Date.now() - started < 5_000, `took ${Date.now() - started} ms`);
+      await assert.rejects(
+        withLease(c, key, async () => {
+          throw new Error('boom');
+        }),
+        /boom/,
+      );
+      const left = await c.locks.find({ _id: { $regex: `^${key}` } }).toArray();
+      assert.deepEqual(left, [], 'no lease and no takeover marker left behind');
+    });
+
+    it('gives up on a live lease after the bounded wait with a retryable LeaseBusy, leaving it alone', async function () {
+      const key = `test:${randomUUID()}`;
+      await c.locks.insertOne({ _id: key, owner: 'alive', expiresAt: new Date(Date.now() + 60_000) });
+      const started = Date.now();
+      let ran = false;
+      await assert.rejects(
+        withLease(
+          c,
+          key,
+          async () => {
+            ran = true;
+          },
+          { waitMs: 300 },
+        ),
+        (err: unknown) => err instanceof LeaseBusy && err.key === key,
+      );
+      const waited = Date.now() - started;
+      assert.ok(waited >= 300 && waited < 3_000, `waited ${waited} ms`);
+      assert.equal(ran, false);
+      assert.equal((await c.locks.findOne({ _id: key }))?.owner, 'alive');
+      await c.locks.deleteOne({ _id: key });
+    });
+    it('a record locked past the wait answers REST 503 with Retry-After and MCP UNAVAILABLE, changing nothing', async function () {
+      const deps = await agentDeps(w);
+      const m = await newMerchant(w, 'Busy borrower');
+      const b = await newBorrower(w);
+      const signing = await ensureSigningRequest(c, {
+        _id: randomUUID(),
+        borrowerId: b.borrowerId,
+        kind: 'repayment',
+        typedData: {},
+        wallet: '0x0000000000000000000000000000000000000001',
+        status: 'PENDING',
+        action: {},
+        expiresAt: new Date(Date.now() - 1_000),
+        createdAt: new Date(),
+        updatedAt: new Date(),
+      });
+      const stuck = { owner: 'stuck', expiresAt: new Date(Date.now() + 60_000) };
+      await c.locks.insertMany([
+        { _id: `borrower:${b.borrowerId}`, ...stuck },
+        { _id: `signing-request:${signing._id}`, ...stuck },
+      ]);
+      try {
+        const token = await mintBorrowerToken(w, { borrowerId: b.borrowerId, scopes: SCOPES });
+        // The request has expired, so any well-formed signature goes straight to markExpired, under the lock.
+        const signatureUrl = `${new URL(w.baseUrl).origin}/borrower/api/signing-requests/${signing._id}/signature`;
+        const [prepared, posted] = await Promise.all([
+          prepareOverMcp(w, token, paymentRequiredHeader(deps, m, '1000'), 'busy-1'),
+          fetch(signatureUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ signature: `0x${'11'.repeat(65)}` }) }).then(readJsonResponse),
+        ]);
+        assert.equal(prepared.error?.code, 'UNAVAILABLE', JSON.stringify(prepared));
+        assert.equal(posted.status, 503, JSON.stringify(posted.json));
+        assert.equal(posted.json.error.code, 'UNAVAILABLE');
+        assert.match(posted.json.error.requestId, /^req_/);
+        assert.match(posted.headers.get('retry-after') ?? '', /^[1-9]\d*$/);
+      } finally {
+        await c.locks.deleteMany({ owner: 'stuck' });
+      }
+      assert.deepEqual((await c.borrowers.findOne({ _id: b.borrowerId }))?.holds, {});
+      assert.equal((await c.signingRequests.findOne({ _id: signing._id }))?.status, 'PENDING');
+    });
+  });
+
+  describe('hot paths address documents by _id only', function () {
+    it('holds, releases, debt, repayments and daily spend', async function () {
+      const b = await newBorrower(w);
+      const dayId = `${b.agentKeyId}:2000-01-01`;
+      const [hold, other] = [randomUUID(), randomUUID()];
+      const commands = await recordStoreCommands(w, async (mc) => {
+        assert.equal(await holdCredit(mc, b.borrowerId, hold, 10), 'held');
+        assert.equal(await holdCredit(mc, b.borrowerId, other, 10), 'held');
+        assert.equal(await releaseHold(mc, b.borrowerId, hold), true);
+        assert.equal(await convertHoldToDebt(mc, b.borrowerId, other), true);
+        assert.equal(await bookRepayment(mc, b.borrowerId, randomUUID(), 10), true);
+        assert.equal(await chargeDailySpend(mc, { dayId, agentKeyId: b.agentKeyId, intentId: hold, amount: 10, dailyLimit: 100 }), 'charged');
+        await refundDailySpend(mc, dayId, hold);
+      });
+      assert.ok(commands.some((cmd) => cmd.collection === 'borrowers' && cmd.name === 'update'));
+      assert.deepEqual(scans(commands), []);
+    });
+
+    it('prepare_x402_payment, from the order claim to the stored intent and its hold', async function () {
+      const b = await newBorrower(w);
+      const m = await newMerchant(w, 'Store access');
+      const deps = await agentDeps(w);
+      let prepared: PreparedPayment | undefined;
+      const commands = await recordStoreCommands(w, async (mc) => {
+        const monitored = { ...deps, store: { ...deps.store, c: mc } };
+        prepared = await preparePayment(monitored, b.principal, { payment_required: paymentRequiredHeader(deps, m, '1000'), order_ref: 'audit-1' });
+      });
+      assert.equal((await c.borrowers.findOne({ _id: b.borrowerId }))?.holds[prepared?.spend_intent_id ?? ''], 1000);
+      assert.ok(commands.some((cmd) => cmd.collection === 'agent_keys'), 'the agent key was read');
+      assert.deepEqual(scans(commands), []);
+    });
+
+    it('signing request transitions', async function () {
+      const now = new Date();
+      const doc = await ensureSigningRequest(c, {
+        _id: randomUUID(),
+        borrowerId: randomUUID(),
+        kind: 'repayment',
+        typedData: {},
+        wallet: '0x0000000000000000000000000000000000000001',
+        status: 'PENDING',
+        action: {},
+        expiresAt: new Date(now.getTime() + 600_000),
+        createdAt: now,
+        updatedAt: now,
+      });
+      const commands = await recordStoreCommands(w, async (mc) => {
+        assert.equal(await markSigned(mc, doc._id, '0x01', new Date()), true);
+        await closeSigningRequest(mc, doc._id, { status: 'COMPLETED', result: {} }, new Date());
+      });
+      assert.equal((await c.signingRequests.findOne({ _id: doc._id }))?.status, 'COMPLETED');
+      assert.deepEqual(scans(commands), []);
+    });
+
+    it('the rate limiter claims a slot with one insert by _id and reads nothing', async function () {
+      const bucketId = `${randomUUID()}:verify`;
+      const policy = { perMinute: 60, burst: 5 };
+      const now = Date.now();
+      const decisions: boolean[] = [];
+      const commands = await recordStoreCommands(w, async (mc) => {
+        for (let i = 0; i < 6; i++) decisions.push((await consumeRate(mc, bucketId, policy, now)).allowed);
+      });
+      assert.deepEqual(decisions, [true, true, true, true, true, false]);
+      assert.deepEqual(
+        commands.map((cmd) => `${cmd.name} ${cmd.collection}`),
+        Array.from({ length: 5 }, () => 'insert rate_limit_slots'),
+        'five inserts; the sixth request is refused without a query',
+      );
+      const first = Math.floor(now / 1000);
+      const stored = await Promise.all(Array.from({ length: 6 }, (_, i) => c.rateLimitSlots.findOne({ _id: slotId(`${bucketId}@60`, first + i) })));
+      assert.deepEqual(stored.map((d) => d !== null), [true, true, true, true, true, false], "the window's five slots, lowest first");
+    });
+  });
+});
