@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict';
+import { capture, newBorrower, newMerchant, newVoucher, UNTHROTTLED, type TestBorrower, type TestMerchant, type TestVoucher, type World } from '../helpers/world.js';
+import type { PaymentDoc } from '../../src/store/documents.js';
+import type { CapturedPayment } from './ledger.js';
+
+/** A fresh merchant and borrower, used by one fault test only, so their balances are that test's sums. */
+export interface Parties {
+  merchant: TestMerchant;
+  borrower: TestBorrower;
+}
+
+export async function newParties(w: World, name: string): Promise<Parties> {
+  const [merchant, borrower] = await Promise.all([newMerchant(w, name, { rateLimits: UNTHROTTLED }), newBorrower(w)]);
+  return { merchant, borrower };
+}
+
+export interface PreparedVoucher {
+  voucher: TestVoucher;
+  amount: bigint;
+}
+
+/** prepare_x402_payment and the agent's signature for each amount (needs no worker). */
+export async function prepareVouchers(w: World, p: Parties, amounts: bigint[]): Promise<PreparedVoucher[]> {
+  const out: PreparedVoucher[] = [];
+  for (const amount of amounts) out.push({ voucher: await newVoucher(w, p.merchant, p.borrower, amount.toString()), amount });
+  return out;
+}
+
+/** POST /facilitator/capture for each voucher; every capture must answer 200 QUEUED. */
+export async function captureVouchers(w: World, p: Parties, vouchers: PreparedVoucher[]): Promise<CapturedPayment[]> {
+  const out: CapturedPayment[] = [];
+  for (const { voucher, amount } of vouchers) {
+    const res = await capture(w, p.merchant, voucher.captureBody, voucher.idempotencyKey);
+    assert.equal(res.status, 200, JSON.stringify(res.json));
+    assert.equal(res.json.receipt.status, 'QUEUED');
+    out.push({ paymentId: res.json.receipt.paymentId, amount, merchant: p.merchant, borrowerId: p.borrower.borrowerId });
+  }
+  return out;
+}
+
+export async function capturePayments(w: World, p: Parties, amounts: bigint[]): Promise<CapturedPayment[]> {
+  return captureVouchers(w, p, await prepareVouchers(w, p, amounts));
+}
+
+type DocTest = (doc: PaymentDoc) => boolean;
+
+/** Polls the store until every payment's projection satisfies `ok`; returns the docs. */
+export function waitForPayments(w: World, payments: CapturedPayment[], what: string, ok: DocTest, timeoutMs = 60_000): Promise<PaymentDoc[]> {
+  return pollDocs(w, payments, what, (docs) => docs.length === payments.length && docs.every(ok), timeoutMs);
+}
+
+/** Polls the store until at least one payment's projection satisfies `ok`. */
+export function waitForAny(w: World, payments: CapturedPayment[], what: string, ok: DocTest, timeoutMs = 60_000): Promise<PaymentDoc[]> {
+  return pollDocs(w, payments, what, (docs) => docs.some(ok), timeoutMs);
+}
+
+async function pollDocs(w: World, payments: CapturedPayment[], what: string, done: (docs: PaymentDoc[]) => boolean, timeoutMs: number): Promise<PaymentDoc[]> {
+  const ids = payments.map((p) => p.paymentId);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const docs = await w.store.c.payments.find({ _id: { $in: ids } }).toArray();
+    if (done(docs)) return docs;
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for payments to be ${what}: ${JSON.stringify(docs.map((d) => [d._id, d.status, d.settlementBatchId ?? null]))}`);
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
