@@ -18,6 +18,11 @@ export interface InfraOptions {
   onUnexpectedExit?: (name: string, info: ExitInfo) => void;
 }
 
+export interface TemporalRestart {
+  kill?: boolean;
+  downMs?: number;
+}
+
 export type MongoKind = 'external' | 'mongod' | 'ferretdb';
 
 export interface Infra {
@@ -30,10 +35,11 @@ export interface Infra {
   /** Started by us, in start order. */
   processes: ManagedProcess[];
   /**
-   * Stops our Temporal dev server (SIGTERM, or SIGKILL when `kill`) and starts it again on the same
-   * database file and port; resolves once the namespace answers. Clients must reconnect on their own.
+   * Stops our Temporal dev server (SIGTERM, or SIGKILL when `kill`), leaves it down for `downMs`, and
+   * starts it again on the same database file and port; resolves once the namespace answers.
+   * Clients must reconnect on their own.
    */
-  restartTemporal(opts?: { kill?: boolean }): Promise<void>;
+  restartTemporal(opts?: TemporalRestart): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -152,6 +158,7 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
         what: `port ${opts.temporal.port} to close`,
         timeoutMs: 15_000,
       });
+      await new Promise((r) => setTimeout(r, restart.downMs ?? 0));
       const fresh = spawn(temporalSpec);
       processes[at] = fresh;
       await temporalAnswers(fresh, opts.signal);

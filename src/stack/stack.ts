@@ -5,7 +5,7 @@ import { dataDir as resolveDataDir, projectRoot } from '../config/paths.js';
 import { parseHostPort } from './args.js';
 import { ensureDeployment, type ChainSetup } from './deployment.js';
 import { ensureDevMerchantJwt, type DevMerchantJwt } from './devkeys.js';
-import { startInfra, type Infra } from './infra.js';
+import { startInfra, type Infra, type TemporalRestart } from './infra.js';
 import { spawnManaged, waitForHttp, type ExitInfo, type ManagedProcess } from './processes.js';
 
 export interface StackOptions {
@@ -54,7 +54,7 @@ export interface StackHandle {
   restartWorker(): Promise<void>;
   killWorker(signal?: NodeJS.Signals): Promise<ExitInfo>;
   /** See Infra.restartTemporal: the worker and the API keep running and must reconnect by themselves. */
-  restartTemporal(opts?: { kill?: boolean }): Promise<void>;
+  restartTemporal(opts?: TemporalRestart): Promise<void>;
   stop(): Promise<void>;
 }
 
