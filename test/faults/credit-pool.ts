@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { encodeAbiParameters, keccak256, numberToHex, type Hex } from 'viem';
-import type { World } from '../helpers/world.js';
+import { erc20BalanceOf, type World } from '../helpers/world.js';
 import type { AnvilControl } from '../support/anvil-control.js';
-import { erc20BalanceOf } from '../helpers/world.js';
 
 /** TestUSDC's storage: owner at slot 0, totalSupply at 1, balanceOf at 2. */
 const BALANCE_OF_SLOT = 2n;

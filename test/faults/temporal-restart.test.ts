@@ -3,8 +3,8 @@ import { parseHostPort } from '../../src/stack/args.js';
 import { portOpen } from '../../src/stack/processes.js';
 import { capture } from '../helpers/world.js';
 import { useIsolatedStack } from '../support/isolated-stack.js';
-import { assertLedgerAgrees, type CapturedPayment } from './ledger.js';
-import { capturePayments, newParties, prepareVouchers, waitForPayments, type Parties, type PreparedVoucher } from './payments.js';
+import { assertLedgerAgrees, type CapturedPayment } from '../helpers/ledger.js';
+import { capturePayments, newParties, prepareVouchers, waitForPayments, type Parties, type PreparedVoucher } from '../helpers/captures.js';
 
 // The Temporal client retries an unreachable server for about 20 s: 25 s down outlasts that, so the capture meanwhile must fail.
 const CASES = [

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { getAbiItem, type Hex } from 'viem';
 import { creditSettlementAbi } from '../../src/chain/abi.js';
 import { uuidToBytes32 } from '../../src/domain/ids.js';
-import { erc20BalanceOf, paymentSettledEvent, pollUntil, type TestMerchant, type World } from '../helpers/world.js';
+import { erc20BalanceOf, paymentSettledEvent, pollUntil, type TestMerchant, type World } from './world.js';
 
 /** A captured payment and what it must add up to once settled. */
 export interface CapturedPayment {
@@ -31,10 +31,13 @@ function sumBy<K>(payments: CapturedPayment[], key: (p: CapturedPayment) => K): 
   return sums;
 }
 
-async function waitFor(what: string, timeoutMs: number, probe: () => Promise<boolean>): Promise<void> {
+/** Polls `probe` until it answers true; on timeout the error shows its last `seen`. */
+async function waitFor(what: string, timeoutMs: number, probe: () => Promise<{ ok: boolean; seen: unknown }>): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+  for (;;) {
+    const { ok, seen } = await probe();
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last seen ${JSON.stringify(seen)}`);
     await new Promise((r) => setTimeout(r, 200));
   }
 }
@@ -95,7 +98,10 @@ export async function assertLedgerAgrees(w: World, payments: CapturedPayment[], 
   }
 
   // The store trails the workflows by an activity or two: it must catch up, not stay behind.
-  await waitFor('the payment projection to reach CONFIRMED', 20_000, async () => (await w.store.c.payments.countDocuments({ _id: { $in: ids }, status: 'CONFIRMED' })) === ids.length);
+  await waitFor('the payment projection to reach CONFIRMED', 20_000, async () => {
+    const docs = await w.store.c.payments.find({ _id: { $in: ids } }, { projection: { status: 1 } }).toArray();
+    return { ok: docs.filter((d) => d.status === 'CONFIRMED').length === ids.length, seen: docs };
+  });
   for (const doc of await w.store.c.payments.find({ _id: { $in: ids } }).toArray()) {
     const r = receipts.get(doc._id)!;
     assert.equal(doc.settlementBatchId, r.batchId, `payment ${doc._id}: bound to the batch that paid it`);
@@ -106,9 +112,9 @@ export async function assertLedgerAgrees(w: World, payments: CapturedPayment[], 
   const holds = new Map((await w.store.c.payments.find({ _id: { $in: ids } }).toArray()).map((d) => [d._id, d.spendIntentId]));
   for (const [borrowerId, sum] of sumBy(payments, (p) => p.borrowerId)) {
     const mine = payments.filter((p) => p.borrowerId === borrowerId).map((p) => holds.get(p.paymentId)!);
-    await waitFor(`borrower ${borrowerId}'s booked debt to reach ${sum}`, 20_000, async () => {
+    await waitFor(`borrower ${borrowerId}'s booked debt to reach ${sum} with the payments' holds closed`, 20_000, async () => {
       const b = await w.store.c.borrowers.findOne({ _id: borrowerId });
-      return b !== null && BigInt(b.debt) === sum && mine.every((h) => b.holds[h] === undefined);
+      return { ok: b !== null && BigInt(b.debt) === sum && mine.every((h) => b.holds[h] === undefined), seen: b && { debt: b.debt, holds: b.holds } };
     });
   }
 }

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { capture, newBorrower, newMerchant, newVoucher, UNTHROTTLED, type TestBorrower, type TestMerchant, type TestVoucher, type World } from '../helpers/world.js';
 import type { PaymentDoc } from '../../src/store/documents.js';
 import type { CapturedPayment } from './ledger.js';
+import { capture, newBorrower, newMerchant, newVoucher, UNTHROTTLED, type TestBorrower, type TestMerchant, type TestVoucher, type World } from './world.js';
 
-/** A fresh merchant and borrower, used by one fault test only, so their balances are that test's sums. */
+/** A fresh merchant and borrower, used by one test only, so their balances are that test's sums. */
 export interface Parties {
   merchant: TestMerchant;
   borrower: TestBorrower;
