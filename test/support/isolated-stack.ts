@@ -28,8 +28,9 @@ export interface IsolatedStack {
  */
 export function useIsolatedStack(settings: IsolatedStackSettings = {}): () => IsolatedStack {
   let dir: string | undefined;
-  let running: IsolatedStack | undefined;
   let proxy: TcpProxy | undefined;
+  let stack: StackHandle | undefined;
+  let running: IsolatedStack | undefined;
   let failed = false;
 
   before(async function () {
@@ -37,7 +38,7 @@ export function useIsolatedStack(settings: IsolatedStackSettings = {}): () => Is
     dir = mkdtempSync(join(tmpdir(), 'cf-fault-'));
     const source = await testSource(dir, settings.env);
     if (settings.rpcProxy) proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(source.ANVIL_PORT) });
-    const stack = await launchTestStack(dir, source, proxy ? { childRpcUrl: proxy.url } : {});
+    stack = await launchTestStack(dir, source, proxy ? { childRpcUrl: proxy.url } : {});
     const world = await connectWorld({ ...stack.env, RPC_URL: stack.urls.rpcUrl });
     running = { stack, world, chain: anvilControl(stack.urls.rpcUrl), ...(proxy ? { rpcProxy: proxy } : {}) };
   });
@@ -50,7 +51,7 @@ export function useIsolatedStack(settings: IsolatedStackSettings = {}): () => Is
     this.timeout(120_000);
     if (failed && dir) process.stderr.write(`\n${logTails(dir)}\n`);
     if (running) await closeWorld(running.world);
-    await running?.stack.stop();
+    await stack?.stop();
     await proxy?.close();
     if (dir) {
       if (process.env.TEST_KEEP_DATA === '1') process.stderr.write(`fault stack data kept in ${dir}\n`);
