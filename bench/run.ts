@@ -18,6 +18,7 @@ import { describeMachine, machineInfo } from './machine.js';
 import { productBatches } from './product-batches.js';
 import { atLeast, atMost, gas, ms, perSecond, renderMarkdown, renderText, seconds, type Row, type Section } from './report.js';
 import { mapPool, type LatencySummary } from './stats.js';
+import { measureCeilings, type Ceilings } from './ceilings.js';
 import { phaseProfile, type PhaseProfile } from './phases.js';
 
 const LEVELS = (process.env.BENCH_LEVELS ?? '1,10,50').split(',').map(Number);
@@ -89,11 +90,13 @@ async function main() {
       console.log(`${c} merchant(s): ${level.captures} captures, p50 ${ms(level.latencyMs.p50)}, p99 ${ms(level.latencyMs.p99)}, ${perSecond(level.perSecond)}; capture->CONFIRMED p50 ${seconds(confirm.p50)}`);
       console.log(`  phases p50: ${phases.map((p) => `${p.phase} ${p.p50.toFixed(1)}`).join(', ')}`);
     }
+    const ceilings = await measureCeilings(w, stack.urls.baseUrl);
+    console.log(`ceilings: store ${ceilings.storeInsertsPerSecond.toFixed(0)} inserts/s, ${ceilings.storeReadsPerSecond.toFixed(0)} reads/s; Temporal ${ceilings.workflowStartsPerSecond.toFixed(0)} starts/s; API ${ceilings.httpRequestsPerSecond.toFixed(0)} requests/s`);
     const batches = await productBatches(w, startBlock);
     console.log(`product batches: ${batches.batches} settling ${batches.payments} payments`);
     const gasReport = await measureSettleBatchGas(stack.urls.rpcUrl, stack.config.CHAIN_ID, { merchants: GAS_MERCHANTS, borrowers: BORROWERS, sizes: GAS_SIZES, rounds: 3 });
 
-    const sections = buildSections(figures, batches, gasReport);
+    const sections = [...buildSections(figures, batches, gasReport), ceilingSection(ceilings)];
     const text = renderText(sections);
     console.log(text);
     writeFileSync(join(projectRoot(), 'docs', 'benchmarks.md'), markdown(machine, stack, sections, figures));
@@ -147,6 +150,32 @@ function buildSections(figures: LevelFigures[], batches: Awaited<ReturnType<type
     { title: 'Capture (POST /facilitator/capture, closed loop, one voucher per request)', rows: capture },
     { title: 'Gas per payment', rows: gasRows },
   ];
+}
+
+/**
+ * Store writes one settled payment costs: in the API the rate-limit slot, the idempotency key, the
+ * payment and the spend intent's fate; in the worker three projections, the settlement claim and
+ * the debt booking (lease insert, borrower write, lease delete).
+ */
+const STORE_WRITES_PER_PAYMENT = 11;
+
+function ceilingSection(c: Ceilings): Section {
+  const bound = c.storeInsertsPerSecond / STORE_WRITES_PER_PAYMENT;
+  return {
+    title: 'Ceilings of the parts alone (10 in flight), and the bound they set',
+    rows: [
+      { metric: 'store (FerretDB/SQLite) unique inserts', measured: perSecond(c.storeInsertsPerSecond), baseline: 'one SQLite writer at a time' },
+      { metric: 'store reads by _id', measured: perSecond(c.storeReadsPerSecond), baseline: '' },
+      { metric: 'Temporal workflow starts (no worker)', measured: perSecond(c.workflowStartsPerSecond), baseline: 'one per capture' },
+      { metric: 'API cheapest route (GET /supported)', measured: perSecond(c.httpRequestsPerSecond), baseline: 'Koa + logging + metrics' },
+      {
+        metric: `captures/s the store alone allows (${STORE_WRITES_PER_PAYMENT} writes per settled payment)`,
+        measured: perSecond(bound),
+        baseline: `bar >= ${BARS.perSecond} /s`,
+        verdict: atLeast(bound, BARS.perSecond),
+      },
+    ],
+  };
 }
 
 function cpuTable(figures: LevelFigures[]): string {

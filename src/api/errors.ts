@@ -1,6 +1,5 @@
 import type { Context, Next } from 'koa';
 import { ApiError } from '../domain/errors.js';
-import { LeaseBusy } from '../store/lease-lock.js';
 import type { Logger } from '../observability/logger.js';
 import { isTransientDependencyError } from './transient-errors.js';
 
@@ -14,12 +13,11 @@ export function errorMiddleware(logger: Logger) {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) throw ApiError.notFound('route');
     } catch (err) {
-      // A store lock that stayed busy (lease-lock.ts) is a retryable 503, not a failure.
-      const apiError = err instanceof ApiError ? err : err instanceof LeaseBusy ? ApiError.unavailable(1) : null;
-      if (!apiError) {
-        logger.error('request failed', { requestId: ctx.state.requestId, path: ctx.path, error: err });
-      }
-      const e = apiError ?? (isTransientDependencyError(err) ? ApiError.unavailable(1) : ApiError.internal());
+      const apiError = err instanceof ApiError ? err : null;
+      const transient = !apiError && isTransientDependencyError(err);
+      if (transient) logger.warn('dependency unavailable', { requestId: ctx.state.requestId, path: ctx.path, error: err });
+      else if (!apiError) logger.error('request failed', { requestId: ctx.state.requestId, path: ctx.path, error: err });
+      const e = apiError ?? (transient ? ApiError.unavailable(1) : ApiError.internal());
       ctx.status = e.status;
       for (const [k, v] of Object.entries(e.headers ?? {})) ctx.set(k, v);
       ctx.body = e.toBody(ctx.state.requestId as string);

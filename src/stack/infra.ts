@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { anvilArgs, ferretdbArgs, LOCALHOST, localMongoUri, mongodArgs, temporalArgs } from './args.js';
-import { assertPortFree, spawnManaged, waitForPort, waitUntil, type ExitInfo, type ManagedProcess, type SpawnOptions } from './processes.js';
+import { assertPortFree, portOpen, spawnManaged, waitForPort, waitUntil, type ExitInfo, type ManagedProcess, type SpawnOptions } from './processes.js';
 import { chainId, mongoPing, temporalReady } from './probes.js';
 import { resolveAnvil, resolveFerretdbLauncher, resolveMongod, resolveTemporal } from './tools.js';
 
@@ -18,6 +18,11 @@ export interface InfraOptions {
   onUnexpectedExit?: (name: string, info: ExitInfo) => void;
 }
 
+export interface TemporalRestart {
+  kill?: boolean;
+  downMs?: number;
+}
+
 export type MongoKind = 'external' | 'mongod' | 'ferretdb';
 
 export interface Infra {
@@ -29,6 +34,12 @@ export interface Infra {
   ownsAnvil: boolean;
   /** Started by us, in start order. */
   processes: ManagedProcess[];
+  /**
+   * Stops our Temporal dev server (SIGTERM, or SIGKILL when `kill`), leaves it down for `downMs`, and
+   * starts it again on the same database file and port; resolves once the namespace answers.
+   * Clients must reconnect on their own.
+   */
+  restartTemporal(opts?: TemporalRestart): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -59,9 +70,13 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
   const processes: ManagedProcess[] = [];
   const failed = new AbortController();
   const signal = opts.signal ? AbortSignal.any([opts.signal, failed.signal]) : failed.signal;
-  const start = (spec: SpawnOptions) => {
+  const spawn = (spec: SpawnOptions) => {
     const p = spawnManaged({ ...spec, logFile: opts.quiet ? join(dataDir, 'logs', `${spec.name}.log`) : undefined });
     p.onUnexpectedExit((info) => opts.onUnexpectedExit?.(spec.name, info));
+    return p;
+  };
+  const start = (spec: SpawnOptions) => {
+    const p = spawn(spec);
     processes.push(p);
     return p;
   };
@@ -69,12 +84,23 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
   const temporalAddress = `${LOCALHOST}:${opts.temporal.port}`;
   const mongoUri = opts.mongo.uri ?? localMongoUri(opts.mongo.port);
   const rpcUrl = opts.chain.rpcUrl ?? `http://${LOCALHOST}:${opts.chain.port}`;
+  const temporalSpec: SpawnOptions = {
+    name: 'temporal',
+    command: temporalBin,
+    args: temporalArgs({ ...opts.temporal, headless, uiPort, dbFile: join(dataDir, 'temporal.db') }),
+  };
+  const temporalAnswers = (temporal: ManagedProcess, waitSignal: AbortSignal | undefined) =>
+    waitForPort(LOCALHOST, opts.temporal.port, { proc: temporal, timeoutMs, signal: waitSignal, what: 'the Temporal frontend' }).then(() =>
+      waitUntil(() => temporalReady(temporalAddress, opts.temporal.namespace), {
+        what: `Temporal namespace ${opts.temporal.namespace}`,
+        proc: temporal,
+        timeoutMs,
+        intervalMs: 500,
+        signal: waitSignal,
+      }),
+    );
   try {
-    const temporal = start({
-      name: 'temporal',
-      command: temporalBin,
-      args: temporalArgs({ ...opts.temporal, headless, uiPort, dbFile: join(dataDir, 'temporal.db') }),
-    });
+    const temporal = start(temporalSpec);
     let store: ManagedProcess | undefined;
     if (mongod) {
       mkdirSync(join(dataDir, 'mongo'), { recursive: true });
@@ -96,15 +122,7 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
       : undefined;
 
     await Promise.all([
-      waitForPort(LOCALHOST, opts.temporal.port, { proc: temporal, timeoutMs, signal, what: 'the Temporal frontend' }).then(() =>
-        waitUntil(() => temporalReady(temporalAddress, opts.temporal.namespace), {
-          what: `Temporal namespace ${opts.temporal.namespace}`,
-          proc: temporal,
-          timeoutMs,
-          intervalMs: 500,
-          signal,
-        }),
-      ),
+      temporalAnswers(temporal, signal),
       waitUntil(() => mongoPing(mongoUri), { what: `MongoDB ping (${mongoKind})`, proc: store, timeoutMs, intervalMs: 300, signal }),
       waitUntil(async () => (await chainId(rpcUrl)) > 0, { what: `eth_chainId at ${rpcUrl}`, proc: chain, timeoutMs, intervalMs: 200, signal }),
     ]).catch((err: unknown) => {
@@ -128,6 +146,23 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
     rpcUrl,
     ownsAnvil: anvil !== undefined,
     processes,
+    async restartTemporal(restart = {}) {
+      const at = processes.findIndex((p) => p.name === 'temporal');
+      const old = processes[at];
+      if (!old) throw new Error('Temporal is not ours to restart');
+      if (restart.kill) {
+        old.kill('SIGKILL');
+        await old.exited;
+      } else await old.stop(15_000);
+      await waitUntil(async () => !(await portOpen(LOCALHOST, opts.temporal.port)), {
+        what: `port ${opts.temporal.port} to close`,
+        timeoutMs: 15_000,
+      });
+      await new Promise((r) => setTimeout(r, restart.downMs ?? 0));
+      const fresh = spawn(temporalSpec);
+      processes[at] = fresh;
+      await temporalAnswers(fresh, opts.signal);
+    },
     stop: () => stopAll(processes),
   };
 }

@@ -5,7 +5,7 @@ import { dataDir as resolveDataDir, projectRoot } from '../config/paths.js';
 import { parseHostPort } from './args.js';
 import { ensureDeployment, type ChainSetup } from './deployment.js';
 import { ensureDevMerchantJwt, type DevMerchantJwt } from './devkeys.js';
-import { startInfra, type Infra } from './infra.js';
+import { startInfra, type Infra, type TemporalRestart } from './infra.js';
 import { spawnManaged, waitForHttp, type ExitInfo, type ManagedProcess } from './processes.js';
 
 export interface StackOptions {
@@ -20,6 +20,11 @@ export interface StackOptions {
   readyTimeoutMs?: number;
   /** A process we started died without being asked to (after start-up; during start-up startStack rejects). */
   onUnexpectedExit?: (name: string, info: ExitInfo) => void;
+  /**
+   * The RPC URL the worker and the API get instead of the node's own (e.g. a fault-injecting proxy
+   * in front of it); the stack itself still deploys and probes against the node directly.
+   */
+  childRpcUrl?: string;
 }
 
 export interface StackUrls {
@@ -30,6 +35,7 @@ export interface StackUrls {
   temporalAddress: string;
   temporalUi?: string;
   mongoUri: string;
+  /** The node itself; the children use env.RPC_URL, which differs when StackOptions.childRpcUrl is set. */
   rpcUrl: string;
 }
 
@@ -47,6 +53,8 @@ export interface StackHandle {
   readonly api: ManagedProcess;
   restartWorker(): Promise<void>;
   killWorker(signal?: NodeJS.Signals): Promise<ExitInfo>;
+  /** See Infra.restartTemporal: the worker and the API keep running and must reconnect by themselves. */
+  restartTemporal(opts?: TemporalRestart): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -110,7 +118,7 @@ export async function startStack(options: StackOptions = {}): Promise<StackHandl
       ...definedOnly(source),
       DATA_DIR: dataDir,
       MONGODB_URI: infra.mongoUri,
-      RPC_URL: infra.rpcUrl,
+      RPC_URL: options.childRpcUrl ?? infra.rpcUrl,
       TEMPORAL_ADDRESS: infra.temporalAddress,
       SETTLEMENT_CONTRACT_ADDRESS: chain.settlement,
       ASSET_ADDRESS: chain.asset,
@@ -179,6 +187,7 @@ export async function startStack(options: StackOptions = {}): Promise<StackHandl
         worker.kill(sig);
         return worker.exited;
       },
+      restartTemporal: (opts) => infra.restartTemporal(opts),
       stop() {
         stopping ??= (async () => {
           await Promise.all([api.stop(15_000), worker.stop(15_000)]);

@@ -22,25 +22,31 @@ import { submitSignature, typedDataFromJson } from '../../src/agents/signing.js'
 import type { BorrowerPrincipal, SigningStep } from '../../src/agents/types.js';
 import type { TestMerchant, World } from './world.js';
 
-let cachedDeps: Promise<AppDeps> | null = null;
+const depsByWorld = new WeakMap<World, Promise<AppDeps>>();
 
-/** AppDeps for calling the agent services in-process against the running stack. */
+/** AppDeps for calling the agent services in-process against the stack `w` looks at. */
 export function agentDeps(w: World): Promise<AppDeps> {
-  cachedDeps ??= (async () => {
-    const { SETTLER_PRIVATE_KEY: _settlerKey, ...apiEnv } = w.env;
-    const env = loadEnv({ ...process.env, ...apiEnv, LOG_LEVEL: 'silent' });
-    return {
-      env,
-      store: w.store,
-      temporal: w.temporal,
-      verifyJwt: async () => null,
-      logger: createLogger('silent'),
-      settlement: await loadSettlementInfo(env),
-      oauthKeys: await loadOrCreateOAuthKeys(w.store),
-      nowMs: () => Date.now(),
-    };
-  })();
-  return cachedDeps;
+  let deps = depsByWorld.get(w);
+  if (!deps) {
+    deps = makeAgentDeps(w);
+    depsByWorld.set(w, deps);
+  }
+  return deps;
+}
+
+async function makeAgentDeps(w: World): Promise<AppDeps> {
+  const { SETTLER_PRIVATE_KEY: _settlerKey, ...apiEnv } = w.env;
+  const env = loadEnv({ ...process.env, ...apiEnv, LOG_LEVEL: 'silent' });
+  return {
+    env,
+    store: w.store,
+    temporal: w.temporal,
+    verifyJwt: async () => null,
+    logger: createLogger('silent'),
+    settlement: await loadSettlementInfo(env),
+    oauthKeys: await loadOrCreateOAuthKeys(w.store),
+    nowMs: () => Date.now(),
+  };
 }
 
 /** What a borrower token for every scope would carry (scope gating is the MCP layer's job). */

@@ -52,6 +52,11 @@ export async function connectWorld(env: Record<string, string>): Promise<World> 
   };
 }
 
+/** Closes the clients connectWorld opened (the shared world() stays open for the whole run). */
+export async function closeWorld(w: World): Promise<void> {
+  await Promise.allSettled([w.store.close(), w.temporal.connection.close()]);
+}
+
 export interface TestMerchant {
   merchantId: string;
   apiKey: string;

@@ -2,7 +2,7 @@ import { appendFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../src/stack/processes.js';
-import { startStack, type StackHandle } from '../../src/stack/stack.js';
+import { startStack, type StackHandle, type StackOptions } from '../../src/stack/stack.js';
 
 export type { StackHandle } from '../../src/stack/stack.js';
 
@@ -15,7 +15,8 @@ const SCRUBBED = [
 let dataDir: string | undefined;
 let pending: Promise<StackHandle> | undefined;
 
-async function testSource(dir: string): Promise<NodeJS.ProcessEnv> {
+/** The test stack's settings for a stack in `dir`, on free ports; `overrides` win. */
+export async function testSource(dir: string, overrides: Record<string, string> = {}): Promise<NodeJS.ProcessEnv> {
   const source: NodeJS.ProcessEnv = { ...process.env };
   for (const name of SCRUBBED) delete source[name];
   const external = process.env.TEST_MONGODB_URI;
@@ -37,25 +38,31 @@ async function testSource(dir: string): Promise<NodeJS.ProcessEnv> {
     CAPTURE_SWEEP_INTERVAL_SECONDS: '1',
     OAUTH_DCR_ALLOWED_HOSTS: 'agent.example.com',
     ...(external ? { MONGODB_URI: external, MONGODB_DB: `cf_test_${process.pid}_${Date.now()}` } : {}),
+    ...overrides,
   };
+}
+
+/** A quiet, headless stack in `dir` that logs to <dir>/stack.log and <dir>/logs; prints the log tails if it fails to start. */
+export async function launchTestStack(dir: string, source: NodeJS.ProcessEnv, extra: Pick<StackOptions, 'childRpcUrl'> = {}): Promise<StackHandle> {
+  try {
+    return await startStack({
+      ...extra,
+      source,
+      quiet: true,
+      headless: true,
+      log: (m) => appendFileSync(join(dir, 'stack.log'), `${new Date().toISOString()} ${m}\n`),
+    });
+  } catch (err) {
+    process.stderr.write(`\nthe test stack failed to start: ${err instanceof Error ? err.message : String(err)}\n${logTails(dir)}\n`);
+    throw err;
+  }
 }
 
 /** The whole stack, started once per test run on first use (a unit-only run never starts it). */
 export function getStack(): Promise<StackHandle> {
   pending ??= (async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'cf-test-'));
-    const dir = dataDir;
-    try {
-      return await startStack({
-        source: await testSource(dir),
-        quiet: true,
-        headless: true,
-        log: (m) => appendFileSync(join(dir, 'stack.log'), `${new Date().toISOString()} ${m}\n`),
-      });
-    } catch (err) {
-      process.stderr.write(`\nthe test stack failed to start: ${err instanceof Error ? err.message : String(err)}\n${logTails()}\n`);
-      throw err;
-    }
+    return launchTestStack(dataDir, await testSource(dataDir));
   })();
   return pending;
 }
@@ -64,11 +71,11 @@ export function stackStarted(): boolean {
   return pending !== undefined;
 }
 
-/** The last lines of every log the stack wrote, for a failed run. */
-export function logTails(lines = 40): string {
-  if (!dataDir) return '';
-  const files = [join(dataDir, 'stack.log')];
-  const logs = join(dataDir, 'logs');
+/** The last lines of every log the stack in `dir` (default: the shared one) wrote, for a failed run. */
+export function logTails(dir: string | undefined = dataDir, lines = 40): string {
+  if (!dir) return '';
+  const files = [join(dir, 'stack.log')];
+  const logs = join(dir, 'logs');
   if (existsSync(logs)) for (const f of readdirSync(logs).sort()) files.push(join(logs, f));
   return files
     .filter((f) => existsSync(f))

@@ -1,6 +1,7 @@
 // Command ferretdb-launcher runs FerretDB v1 with its SQLite backend as a single process.
 // It exists because `go install .../cmd/ferretdb` needs a version file the module proxy
-// does not ship; the embeddable package has no such requirement.
+// does not ship; the embeddable package has no such requirement. FerretDB itself listens on a
+// private Unix socket; clients reach it through serialize.go's proxy on the TCP address.
 package main
 
 import (
@@ -8,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -38,8 +40,17 @@ func main() {
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 
+	socket := filepath.Join(os.TempDir(), fmt.Sprintf("ferretdb-launcher-%d.sock", os.Getpid()))
+	_ = os.Remove(socket)
+	defer os.Remove(socket)
+	front, err := net.Listen("tcp", *listen)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ferretdb-launcher: %v\n", err)
+		os.Exit(1)
+	}
+
 	f, err := ferretdb.New(&ferretdb.Config{
-		Listener:  ferretdb.ListenerConfig{TCP: *listen},
+		Listener:  ferretdb.ListenerConfig{Unix: socket},
 		Logger:    logger,
 		Handler:   "sqlite",
 		// BEGIN IMMEDIATE: a writer waits (busy_timeout) for the write lock instead of failing with
@@ -54,7 +65,18 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	fmt.Fprintf(os.Stderr, "ferretdb-launcher: listening on %s (%s)\n", *listen, f.MongoDBURI())
+	go func() {
+		<-ctx.Done()
+		front.Close()
+	}()
+	go func() {
+		if err := serveSerialized(front, func() (net.Conn, error) { return net.Dial("unix", socket) }); err != nil {
+			fmt.Fprintf(os.Stderr, "ferretdb-launcher: %v\n", err)
+			os.Exit(1)
+		}
+	}()
+
+	fmt.Fprintf(os.Stderr, "ferretdb-launcher: listening on %s (mongodb://%s/)\n", *listen, *listen)
 	if err := f.Run(ctx); err != nil && ctx.Err() == nil {
 		fmt.Fprintf(os.Stderr, "ferretdb-launcher: %v\n", err)
 		os.Exit(1)

@@ -1,0 +1,81 @@
+import assert from 'node:assert/strict';
+import type { PaymentDoc } from '../../src/store/documents.js';
+import type { CapturedPayment } from './ledger.js';
+import { capture, newBorrower, newMerchant, newVoucher, UNTHROTTLED, type TestBorrower, type TestMerchant, type TestVoucher, type World } from './world.js';
+
+/** A fresh merchant and borrower, used by one test only, so their balances are that test's sums. */
+export interface Parties {
+  merchant: TestMerchant;
+  borrower: TestBorrower;
+}
+
+export async function newParties(w: World, name: string): Promise<Parties> {
+  const [merchant, borrower] = await Promise.all([newMerchant(w, name, { rateLimits: UNTHROTTLED }), newBorrower(w)]);
+  return { merchant, borrower };
+}
+
+export interface PreparedVoucher {
+  voucher: TestVoucher;
+  amount: bigint;
+}
+
+/** prepare_x402_payment and the agent's signature for each amount (needs no worker). */
+export async function prepareVouchers(w: World, p: Parties, amounts: bigint[]): Promise<PreparedVoucher[]> {
+  const out: PreparedVoucher[] = [];
+  for (const amount of amounts) out.push({ voucher: await newVoucher(w, p.merchant, p.borrower, amount.toString()), amount });
+  return out;
+}
+
+/** POST /facilitator/capture for each voucher; every capture must answer 200 QUEUED. */
+export async function captureVouchers(w: World, p: Parties, vouchers: PreparedVoucher[]): Promise<CapturedPayment[]> {
+  const out: CapturedPayment[] = [];
+  for (const { voucher, amount } of vouchers) {
+    const res = await capture(w, p.merchant, voucher.captureBody, voucher.idempotencyKey);
+    assert.equal(res.status, 200, JSON.stringify(res.json));
+    assert.equal(res.json.receipt.status, 'QUEUED');
+    out.push({ paymentId: res.json.receipt.paymentId, amount, merchant: p.merchant, borrowerId: p.borrower.borrowerId });
+  }
+  return out;
+}
+
+export async function capturePayments(w: World, p: Parties, amounts: bigint[]): Promise<CapturedPayment[]> {
+  return captureVouchers(w, p, await prepareVouchers(w, p, amounts));
+}
+
+/** A payment's projection plus the batch its settlement claim binds it to (settlement_claims). */
+export type PaymentView = PaymentDoc & { settlementBatchId?: string };
+
+type DocTest = (doc: PaymentView) => boolean;
+
+/** The payments' documents joined with their settlement claims. */
+export async function paymentViews(w: World, ids: string[]): Promise<PaymentView[]> {
+  const [docs, claims] = await Promise.all([
+    w.store.c.payments.find({ _id: { $in: ids } }).toArray(),
+    w.store.c.settlementClaims.find({ _id: { $in: ids } }).toArray(),
+  ]);
+  const batchOf = new Map(claims.map((c) => [c._id, c.batchId]));
+  return docs.map((d) => (batchOf.has(d._id) ? { ...d, settlementBatchId: batchOf.get(d._id) as string } : d));
+}
+
+/** Polls the store until every payment's projection satisfies `ok`; returns the docs. */
+export function waitForPayments(w: World, payments: CapturedPayment[], what: string, ok: DocTest, timeoutMs = 60_000): Promise<PaymentView[]> {
+  return pollDocs(w, payments, what, (docs) => docs.length === payments.length && docs.every(ok), timeoutMs);
+}
+
+/** Polls the store until at least one payment's projection satisfies `ok`. */
+export function waitForAny(w: World, payments: CapturedPayment[], what: string, ok: DocTest, timeoutMs = 60_000): Promise<PaymentView[]> {
+  return pollDocs(w, payments, what, (docs) => docs.some(ok), timeoutMs);
+}
+
+async function pollDocs(w: World, payments: CapturedPayment[], what: string, done: (docs: PaymentView[]) => boolean, timeoutMs: number): Promise<PaymentView[]> {
+  const ids = payments.map((p) => p.paymentId);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const docs = await paymentViews(w, ids);
+    if (done(docs)) return docs;
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for payments to be ${what}: ${JSON.stringify(docs.map((d) => [d._id, d.status, d.settlementBatchId ?? null]))}`);
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

@@ -1,0 +1,55 @@
+import type { Hex } from 'viem';
+import { rpcCall } from '../../src/stack/probes.js';
+
+/** anvil's test-only RPC methods, for tests that steer block production and chain state. */
+export interface AnvilControl {
+  /** Instant mining: every transaction gets its own block at once (anvil's default). */
+  automine(on: boolean): Promise<void>;
+  /** A block every `seconds` (0 stops interval mining); replaces automine. */
+  intervalMining(seconds: number): Promise<void>;
+  mine(blocks?: number): Promise<void>;
+  blockNumber(): Promise<bigint>;
+  /** Replaces the last `depth` blocks with as many new ones holding only `txs` (raw signed, by new-block index). */
+  reorg(depth: number, txs?: { raw: Hex; blockIndex: number }[]): Promise<void>;
+  rawTransaction(hash: Hex): Promise<Hex>;
+  /** True while `hash` is known but not mined. */
+  isPending(hash: Hex): Promise<boolean>;
+  getStorageAt(address: Hex, slot: Hex): Promise<Hex>;
+  setStorageAt(address: Hex, slot: Hex, value: Hex): Promise<void>;
+}
+
+export function anvilControl(rpcUrl: string): AnvilControl {
+  const call = <T>(method: string, params: unknown[] = []) => rpcCall<T>(rpcUrl, method, params);
+  return {
+    async automine(on) {
+      await call('evm_setAutomine', [on]);
+    },
+    async intervalMining(seconds) {
+      await call('evm_setIntervalMining', [seconds]);
+    },
+    async mine(blocks = 1) {
+      await call('anvil_mine', [`0x${blocks.toString(16)}`]);
+    },
+    async blockNumber() {
+      return BigInt(await call<string>('eth_blockNumber'));
+    },
+    async reorg(depth, txs = []) {
+      await call('anvil_reorg', [depth, txs.map((t) => [t.raw, t.blockIndex])]);
+    },
+    async rawTransaction(hash) {
+      const raw = await call<Hex | null>('eth_getRawTransactionByHash', [hash]);
+      if (!raw) throw new Error(`transaction ${hash} is unknown to the node`);
+      return raw;
+    },
+    async isPending(hash) {
+      const tx = await call<{ blockNumber: string | null } | null>('eth_getTransactionByHash', [hash]);
+      return tx !== null && tx.blockNumber === null;
+    },
+    getStorageAt(address, slot) {
+      return call<Hex>('eth_getStorageAt', [address, slot, 'latest']);
+    },
+    async setStorageAt(address, slot, value) {
+      await call('anvil_setStorageAt', [address, slot, value]);
+    },
+  };
+}
