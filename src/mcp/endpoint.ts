@@ -1,7 +1,7 @@
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Context } from 'koa';
 import type { AppDeps } from '../api/deps.js';
-import { MAX_BODY_BYTES, readJsonBody } from '../api/body.js';
+import { BODY_NOT_JSON, MAX_BODY_BYTES, readJsonBody } from '../api/body.js';
 import { mcpUrl } from '../config/env.js';
 import { isApiError } from '../domain/errors.js';
 import { authenticateBorrower } from './auth.js';
@@ -10,6 +10,7 @@ import { CallRecord } from './call-record.js';
 import {
   insufficientScope,
   internalError,
+  invalidRequest,
   methodNotAllowed,
   parseError,
   payloadTooLarge,
@@ -33,7 +34,9 @@ async function readBody(ctx: Context, requestId: string): Promise<{ ok: true; bo
   } catch (err) {
     if (isApiError(err) && err.code === 'UNSUPPORTED_MEDIA_TYPE') return { ok: false, error: unsupportedMediaType(requestId) };
     if (isApiError(err) && err.code === 'PAYLOAD_TOO_LARGE') return { ok: false, error: payloadTooLarge(MAX_BODY_BYTES, requestId) };
-    if (isApiError(err) && err.code === 'INVALID_REQUEST') return { ok: false, error: parseError(requestId) };
+    if (isApiError(err) && err.code === 'INVALID_REQUEST') {
+      return { ok: false, error: err.message === BODY_NOT_JSON ? parseError(requestId) : invalidRequest(err.message, requestId) };
+    }
     throw err;
   }
 }

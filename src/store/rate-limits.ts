@@ -3,25 +3,26 @@ import { isDuplicateKey } from './mongo.js';
 import { gcraDecide, type RateDecision, type RatePolicy } from '../domain/rate-limit.js';
 
 /**
- * Applies one request to a shared GCRA bucket with compare-and-set on its arrival time, so every
- * API process sharing the database enforces the same limit.
+ * Applies one request to a shared GCRA bucket, so every API process sharing the database enforces
+ * the same limit. Two single-document atomic updates, no compare-and-set: concurrent requests never
+ * lose a race and get a 429 the limit did not call for. First the arrival time is raised to now
+ * ($max), then one interval is added only if the bucket still has room (tat <= now + tolerance).
  */
 export async function consumeRate(c: Collections, bucketId: string, policy: RatePolicy, nowMs: number): Promise<RateDecision> {
-  for (let attempt = 0; attempt < 8; attempt++) {
-    const doc = await c.rateLimits.findOne({ _id: bucketId });
-    const decision = gcraDecide(doc?.tat ?? null, nowMs, policy);
-    if (!decision.allowed) return decision;
-    if (doc === null) {
-      try {
-        await c.rateLimits.insertOne({ _id: bucketId, tat: decision.newTat });
-        return decision;
-      } catch (err) {
-        if (isDuplicateKey(err)) continue;
-        throw err;
-      }
+  const interval = 60_000 / policy.perMinute;
+  const tolerance = interval * (policy.burst - 1);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      await c.rateLimits.updateOne({ _id: bucketId }, { $max: { tat: nowMs } }, { upsert: true });
+    } catch (err) {
+      // Two first requests upserting at once: the loser retries against the winner's document.
+      if (isDuplicateKey(err)) continue;
+      throw err;
     }
-    const r = await c.rateLimits.updateOne({ _id: bucketId, tat: doc.tat }, { $set: { tat: decision.newTat } });
-    if (r.modifiedCount === 1) return decision;
+    const taken = await c.rateLimits.findOneAndUpdate({ _id: bucketId, tat: { $lte: nowMs + tolerance } }, { $inc: { tat: interval } }, { returnDocument: 'after' });
+    if (taken) return gcraDecide(taken.tat - interval, nowMs, policy);
+    // The arrival time only ever grows, so a miss means the bucket is full: this is the refusal.
+    return gcraDecide((await c.rateLimits.findOne({ _id: bucketId }))?.tat ?? null, nowMs, policy);
   }
   return { allowed: false, newTat: nowMs, limit: policy.burst, remaining: 0, resetSeconds: 1, retryAfterSeconds: 1 };
 }
