@@ -19,8 +19,17 @@ import {
   type McpHttpError,
 } from './http-errors.js';
 import { resourceMetadataUrl } from './metadata.js';
+import { cleanRpcErrors, transportRefusal } from './rpc-answers.js';
 import { findScopeShortfall } from './scope-gate.js';
 import { createMcpServer } from './server.js';
+
+function parseJson(text: string): unknown {
+  try {
+    return text ? (JSON.parse(text) as unknown) : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 function send(ctx: Context, e: McpHttpError): void {
   ctx.status = e.status;
@@ -88,20 +97,23 @@ export function mcpEndpoint(deps: AppDeps) {
       await server.connect(transport);
       const response = await transport.handleRequest(webRequest(ctx, mcpUrl(deps.env)), { authInfo: auth.authInfo, parsedBody: read.body });
       const text = await response.text();
-      ctx.status = response.status;
-      let responseBody: unknown;
-      if (text) {
-        const type = response.headers.get('content-type') ?? 'application/json';
-        ctx.type = type;
-        ctx.body = text;
-        try {
-          responseBody = JSON.parse(text);
-        } catch {
-          responseBody = undefined;
-        }
-      } else {
-        ctx.body = null;
+      let responseBody = parseJson(text);
+      if (response.status >= 400) {
+        const refusal = transportRefusal(response.status, responseBody, requestId);
+        deps.logger.info('mcp rejected', { requestId, status: refusal.status, reason: refusal.body.error.message });
+        return send(ctx, refusal);
       }
+      if (responseBody !== undefined) {
+        const cleaned = cleanRpcErrors(read.body, responseBody, requestId);
+        for (const error of cleaned.internal) deps.logger.error('mcp internal error', { requestId, borrowerId: principal.borrowerId, error });
+        responseBody = cleaned.body;
+        ctx.type = 'application/json';
+        ctx.body = JSON.stringify(responseBody);
+      } else {
+        ctx.body = text || null;
+      }
+      // After the body: Koa turns a null body into 204, and MCP wants 202 for notifications.
+      ctx.status = response.status;
       logMcpCalls(deps.logger, { requestId, principal, latencyMs: Math.round(performance.now() - started) }, read.body, responseBody, record, deps.metrics?.api);
     } catch (err) {
       deps.logger.error('mcp request failed', { requestId, borrowerId: principal.borrowerId, error: err });

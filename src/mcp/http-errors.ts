@@ -9,7 +9,9 @@ export interface McpHttpError {
 }
 
 /** The `data.code` of every non-2xx answer at /mcp (docs/agent-side.md). */
-export const MCP_HTTP_ERROR_CODES = ['UNAUTHENTICATED', 'INSUFFICIENT_SCOPE', 'METHOD_NOT_ALLOWED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'INVALID_REQUEST', 'INTERNAL'] as const;
+export const MCP_HTTP_ERROR_CODES = [
+  'UNAUTHENTICATED', 'INSUFFICIENT_SCOPE', 'METHOD_NOT_ALLOWED', 'NOT_ACCEPTABLE', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'INVALID_REQUEST', 'INTERNAL',
+] as const;
 export type McpHttpErrorCode = (typeof MCP_HTTP_ERROR_CODES)[number];
 
 /** JSON-RPC's reserved server-error code for refusals that are not about the message itself. */

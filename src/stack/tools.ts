@@ -8,7 +8,7 @@ import { withFileLock } from './lock.js';
 import { findOnPath, isExecutable } from './which.js';
 
 export const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal@v1.5.1';
-export const FERRETDB_SOURCES = ['go.mod', 'go.sum', 'main.go'] as const;
+export const FERRETDB_SOURCES = ['go.mod', 'go.sum', 'main.go', 'writegate.go'] as const;
 
 type Log = (message: string) => void;
 interface BuildContext {
@@ -24,7 +24,7 @@ export function ferretdbSourceDir(): string {
   return join(projectRoot(), 'tools', 'ferretdb');
 }
 
-/** Content hash of the launcher's sources; a changed go.mod or main.go gets a new binary name. */
+/** Content hash of the launcher's sources; a changed go.mod or Go file gets a new binary name. */
 export function ferretdbSourceHash(dir: string = ferretdbSourceDir()): string {
   const h = createHash('sha256');
   for (const name of FERRETDB_SOURCES) {

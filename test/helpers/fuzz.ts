@@ -359,13 +359,15 @@ function fuzzParams<T>(numRuns: number): fc.Parameters<T> {
  * its answer (throwing on a broken property). A failure reports the seed and path that replay it
  * and the one request that broke the property, after fast-check shrank the batch.
  */
-export async function fuzzCases<T>(arb: fc.Arbitrary<T>, run: (c: T) => Promise<void>, cases = CASES): Promise<number> {
+export async function fuzzCases<T>(arb: fc.Arbitrary<T>, run: (c: T) => Promise<void>, opts: { cases?: number; examples?: T[] } = {}): Promise<number> {
   let ran = 0;
   const property = fc.asyncProperty(fc.array(arb, { minLength: BATCH, maxLength: BATCH }), async (batch) => {
     await Promise.all(batch.map(run));
     ran += batch.length;
   });
-  const details = await fc.check(property, fuzzParams(Math.ceil(cases / BATCH)));
+  // Hand-written cases (known hostile inputs) run first, as one batch, then the generated ones.
+  const examples: [T[]][] = opts.examples?.length ? [[opts.examples]] : [];
+  const details = await fc.check(property, { ...fuzzParams<[T[]]>(Math.ceil((opts.cases ?? CASES) / BATCH) + examples.length), examples });
   if (details.failed) {
     const err = details.errorInstance;
     throw new Error(

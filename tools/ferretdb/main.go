@@ -1,6 +1,7 @@
 // Command ferretdb-launcher runs FerretDB v1 with its SQLite backend as a single process.
 // It exists because `go install .../cmd/ferretdb` needs a version file the module proxy
-// does not ship; the embeddable package has no such requirement.
+// does not ship; the embeddable package has no such requirement. FerretDB itself listens on
+// a private loopback port; clients reach it through the write gate (writegate.go).
 package main
 
 import (
@@ -8,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -38,8 +40,20 @@ func main() {
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 
+	// The public address is taken first, so a port clash fails here, before FerretDB starts.
+	public, err := net.Listen("tcp", *listen)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ferretdb-launcher: %v\n", err)
+		os.Exit(1)
+	}
+	private, err := freeLoopbackAddress()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ferretdb-launcher: %v\n", err)
+		os.Exit(1)
+	}
+
 	f, err := ferretdb.New(&ferretdb.Config{
-		Listener:  ferretdb.ListenerConfig{TCP: *listen},
+		Listener:  ferretdb.ListenerConfig{TCP: private},
 		Logger:    logger,
 		Handler:   "sqlite",
 		SQLiteURL: "file:" + abs + "/",
@@ -52,9 +66,19 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	fmt.Fprintf(os.Stderr, "ferretdb-launcher: listening on %s (%s)\n", *listen, f.MongoDBURI())
+	go serveGated(public, private, logger)
+	fmt.Fprintf(os.Stderr, "ferretdb-launcher: listening on %s (FerretDB on %s)\n", *listen, private)
 	if err := f.Run(ctx); err != nil && ctx.Err() == nil {
 		fmt.Fprintf(os.Stderr, "ferretdb-launcher: %v\n", err)
 		os.Exit(1)
 	}
+}
+
+func freeLoopbackAddress() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
 }
