@@ -7,7 +7,7 @@ import { goCommand } from '../../src/stack/gobuild.js';
 import { withFileLock } from '../../src/stack/lock.js';
 import { freePort, spawnManaged, waitForPort } from '../../src/stack/processes.js';
 import { formatBox } from '../../src/stack/summary.js';
-import { anvilPlatformPackage, ferretdbLauncherPath, ferretdbSourceHash, resolveAnvil } from '../../src/stack/tools.js';
+import { anvilPlatformPackage, FERRETDB_SOURCES, ferretdbLauncherPath, ferretdbSourceHash, resolveAnvil } from '../../src/stack/tools.js';
 import { findOnPath } from '../../src/stack/which.js';
 
 describe('stack tools', () => {
@@ -18,12 +18,15 @@ describe('stack tools', () => {
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
   it('names the FerretDB launcher by a hash of its sources', () => {
-    for (const f of ['go.mod', 'go.sum', 'main.go']) writeFileSync(join(dir, f), `${f} v1`);
+    for (const f of FERRETDB_SOURCES) writeFileSync(join(dir, f), `${f} v1`);
     const first = ferretdbSourceHash(dir);
     assert.match(first, /^[0-9a-f]{16}$/);
     assert.equal(ferretdbSourceHash(dir), first);
     writeFileSync(join(dir, 'main.go'), 'main.go v2');
-    assert.notEqual(ferretdbSourceHash(dir), first);
+    const second = ferretdbSourceHash(dir);
+    assert.notEqual(second, first);
+    writeFileSync(join(dir, 'writegate.go'), 'writegate.go v2');
+    assert.notEqual(ferretdbSourceHash(dir), second, 'every Go file counts');
     assert.equal(ferretdbLauncherPath(first, '/cache'), `/cache/bin/ferretdb-launcher-${first}`);
     assert.match(ferretdbSourceHash(), /^[0-9a-f]{16}$/);
   });
