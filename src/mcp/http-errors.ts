@@ -10,7 +10,8 @@ export interface McpHttpError {
 
 /** The `data.code` of every non-2xx answer at /mcp (docs/agent-side.md). */
 export const MCP_HTTP_ERROR_CODES = [
-  'UNAUTHENTICATED', 'INSUFFICIENT_SCOPE', 'METHOD_NOT_ALLOWED', 'NOT_ACCEPTABLE', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'INVALID_REQUEST', 'INTERNAL',
+  'UNAUTHENTICATED', 'INSUFFICIENT_SCOPE', 'METHOD_NOT_ALLOWED', 'NOT_ACCEPTABLE', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'HEADERS_TOO_LARGE',
+  'INVALID_REQUEST', 'INTERNAL',
 ] as const;
 export type McpHttpErrorCode = (typeof MCP_HTTP_ERROR_CODES)[number];
 

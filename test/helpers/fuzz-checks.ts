@@ -226,6 +226,12 @@ export class Tally {
   has(key: string): boolean {
     return (this.counts.get(key) ?? 0) > 0;
   }
+  /** The fuzz reached each of these outcomes (skipped when replaying one reported case). */
+  assertReached(keys: readonly string[]): void {
+    if (process.env.FUZZ_PATH !== undefined) return;
+    const missing = keys.filter((k) => !this.has(k));
+    if (missing.length) throw new Error(`the fuzz never reached ${missing.join(', ')} (outcomes: ${this.toString()})`);
+  }
   get total(): number {
     return [...this.counts.values()].reduce((a, b) => a + b, 0);
   }

@@ -375,5 +375,7 @@ export async function fuzzCases<T>(arb: fc.Arbitrary<T>, run: (c: T) => Promise<
         (err instanceof Error ? err.message : String(err)),
     );
   }
+  // A replay (FUZZ_PATH) runs only the reported case; otherwise every edge must get its full count.
+  if (process.env.FUZZ_PATH === undefined && ran < (opts.cases ?? CASES)) throw new Error(`only ${ran} of ${opts.cases ?? CASES} cases ran`);
   return ran;
 }
