@@ -31,6 +31,19 @@ function parseJson(text: string): unknown {
   }
 }
 
+/** The first id two requests of a batch share (notifications carry none). */
+function repeatedRequestId(body: unknown): string | number | undefined {
+  if (!Array.isArray(body)) return undefined;
+  const seen = new Set<string | number>();
+  for (const m of body) {
+    const id = (m as { id?: unknown } | null)?.id;
+    if (typeof (m as { method?: unknown } | null)?.method !== 'string' || (typeof id !== 'string' && typeof id !== 'number')) continue;
+    if (seen.has(id)) return id;
+    seen.add(id);
+  }
+  return undefined;
+}
+
 function send(ctx: Context, e: McpHttpError): void {
   ctx.status = e.status;
   for (const [k, v] of Object.entries(e.headers)) ctx.set(k, v);
@@ -80,6 +93,10 @@ export function mcpEndpoint(deps: AppDeps) {
     const { principal } = auth;
     const read = await readBody(ctx, requestId);
     if (!read.ok) return send(ctx, read.error);
+
+    // The SDK answers a batch by request id: a repeated id would run both calls and drop one answer.
+    const repeated = repeatedRequestId(read.body);
+    if (repeated !== undefined) return send(ctx, invalidRequest(`Invalid Request: the batch repeats the request id ${JSON.stringify(repeated)}.`, requestId));
 
     const shortfall = findScopeShortfall(read.body, principal.scopes);
     if (shortfall) {

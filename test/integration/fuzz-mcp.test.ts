@@ -294,7 +294,10 @@ describe('fuzz: every MCP tool and the JSON-RPC envelope on the real stack', fun
       .map(({ body, method, contentType: ct, accept, protocol, auth }) =>
         mcpRequest(url, body, { authorization: auth, accept, 'content-type': ct, 'mcp-protocol-version': protocol }, method),
       );
-    const { tally, before, expected } = await fuzzMcp('raw JSON-RPC', arb, j);
+    // A batch repeating an id once ran both calls and answered only one of them.
+    const repeated = [call(7, 'register_borrower', { idempotency_key: randomUUID(), terminal_label: 'twice' }), { jsonrpc: '2.0', id: 7, method: 'ping' }];
+    const examples = [mcpRequest(url, JSON.stringify(repeated), { authorization: `Bearer ${j.token}`, accept: ACCEPT, 'content-type': 'application/json' })];
+    const { tally, before, expected } = await fuzzMcp('raw JSON-RPC', arb, j, examples);
     await assertOnlyExpected(w, scope, before, expected);
     await assertConsistent(w, j.borrowerId);
     tally.assertReached(['ok', '401:UNAUTHENTICATED', '415:UNSUPPORTED_MEDIA_TYPE', '413:PAYLOAD_TOO_LARGE']);
