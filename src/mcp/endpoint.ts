@@ -74,9 +74,10 @@ function webRequest(ctx: Context, url: string): Request {
 }
 
 /**
- * `{mcp_url}`: stateless Streamable HTTP. Bearer auth, then the JSON body (64 KiB), then the
- * scope gate (403 insufficient_scope names the scopes, so stock clients re-authorise), then a
- * fresh MCP server and transport answer the message(s) with JSON.
+ * `{mcp_url}`: stateless Streamable HTTP. Bearer auth, then the JSON body (64 KiB, 32 levels; a
+ * batch may not repeat a request id), then the scope gate (403 insufficient_scope names the scopes,
+ * so stock clients re-authorise), then a fresh MCP server and transport answer the message(s) with
+ * JSON, cleaned of the SDK's own error shapes (rpc-answers.ts).
  */
 export function mcpEndpoint(deps: AppDeps) {
   const metadataUrl = resourceMetadataUrl(deps.env);
