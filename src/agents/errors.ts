@@ -1,20 +1,22 @@
 /**
- * Errors agent tools return. The MCP layer turns them into a tool result with isError and
- * structuredContent {error:{code,message,...details}}; the signing page into the API error shape.
+ * Errors agent tools return. The MCP layer turns them into a tool result with isError whose text
+ * is {"error":{code,message,...details}}; the signing page into the API error shape.
  */
-export type ToolErrorCode =
-  | 'INVALID_INPUT'
-  | 'IDEMPOTENCY_KEY_CONFLICT'
-  | 'NOT_FOUND'
-  | 'STAGE_REQUIRED'
-  | 'OPERATIONAL_AGENT_REQUIRED'
-  | 'HANDLE_TAKEN'
-  | 'AGENT_KEY_EXISTS'
-  | 'POLICY_DENIED'
-  | 'INSUFFICIENT_CREDIT'
-  | 'SIGNATURE_INVALID'
-  | 'SIGNING_REQUEST_CLOSED'
-  | 'UNAVAILABLE';
+export const TOOL_ERROR_CODES = [
+  'INVALID_INPUT',
+  'IDEMPOTENCY_KEY_CONFLICT',
+  'NOT_FOUND',
+  'STAGE_REQUIRED',
+  'OPERATIONAL_AGENT_REQUIRED',
+  'HANDLE_TAKEN',
+  'AGENT_KEY_EXISTS',
+  'POLICY_DENIED',
+  'INSUFFICIENT_CREDIT',
+  'SIGNATURE_INVALID',
+  'SIGNING_REQUEST_CLOSED',
+  'UNAVAILABLE',
+] as const;
+export type ToolErrorCode = (typeof TOOL_ERROR_CODES)[number];
 
 export class ToolError extends Error {
   override readonly name = 'ToolError';

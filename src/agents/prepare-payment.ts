@@ -1,5 +1,4 @@
 import { decodePaymentRequiredHeader } from '@x402/core/http';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { z } from 'zod';
 import type { AppDeps } from '../api/deps.js';
 import { evaluateAgentPolicy, spendDayId, utcDay } from '../domain/agent-policy.js';
@@ -10,18 +9,17 @@ import { PaymentRequirementsSchema, type PaymentRequirements } from '../domain/e
 import { isUuid, newId } from '../domain/ids.js';
 import { voucherSigningInput, type Voucher } from '../domain/voucher.js';
 import { chargeDailySpend, refundDailySpend } from '../store/agent-spend.js';
-import { holdCredit, listAgentKeys } from '../store/borrowers.js';
+import { findBorrower, holdCredit, listAgentKeys } from '../store/borrowers.js';
 import type { AgentKeyDoc, SpendIntentDoc, ToolIdempotencyDoc } from '../store/documents.js';
 import { deleteIfStill } from '../store/guarded-delete.js';
 import { findMerchant } from '../store/merchants.js';
 import { isDuplicateKey } from '../store/mongo.js';
 import { findSpendIntent, findSpendIntentWithFate } from '../store/spend-intents.js';
-import { BorrowerIdKey } from '../temporal/search-attributes.js';
-import { spendIntentWorkflowId } from '../../workflows/agent-definitions.js';
 import { loadBorrower, requireStage, resolveOperationalAgent } from './context.js';
 import { ToolError } from './errors.js';
-import { claimToolCall, releaseToolCall } from './idempotency.js';
+import { claimToolCall, releaseToolCall, toolIdempotencyId } from './idempotency.js';
 import { OrderRef, parseToolInput, preparePaymentInput } from './schemas.js';
+import { ensureExpiryRunning, startExpiry, stopExpiry } from './spend-intent-expiry.js';
 import type { BorrowerPrincipal } from './types.js';
 
 export interface PreparedPayment {
@@ -51,6 +49,7 @@ const PaymentRequiredSchema = z.looseObject({
 });
 
 const denied = (reason: string, message: string) => new ToolError('POLICY_DENIED', message, { reason });
+const insufficientCredit = () => new ToolError('INSUFFICIENT_CREDIT', 'not enough available credit for this payment');
 const invalid = (path: string, message: string) => new ToolError('INVALID_INPUT', `${path}: ${message}`, { fields: [{ path, message }] });
 
 interface Terms {
@@ -113,7 +112,7 @@ function view(doc: SpendIntentDoc, reused: boolean): PreparedPayment {
     idempotency_key: doc.idempotencyKey,
     voucher,
     signing_input: voucherSigningInput(voucher),
-    payment_requirements: doc.paymentRequirements ?? {},
+    payment_requirements: doc.paymentRequirementsJson ? (JSON.parse(doc.paymentRequirementsJson) as Record<string, unknown>) : {},
     expires_at: new Date(doc.expiresAt * 1000).toISOString(),
     status: doc.status,
     reused,
@@ -145,7 +144,15 @@ export async function preparePayment(deps: AppDeps, p: BorrowerPrincipal, input:
       const earlier = await findSpendIntentWithFate(c, explicit.ref.spend_intent_id);
       if (earlier) return view(earlier, true);
     }
-    return await prepareForOrder(deps, p, { terms, agentId: agent._id, key, candidateId: explicit?.ref.spend_intent_id ?? newId(), opts });
+    const prepared = await prepareForOrder(deps, p, { terms, agentId: agent._id, key, candidateId: explicit?.ref.spend_intent_id ?? newId(), opts });
+    if (explicit && prepared.spend_intent_id !== explicit.ref.spend_intent_id) {
+      // The order already had an open intent, so the candidate was never created: the key names the real one.
+      await c.toolIdempotency.updateOne(
+        { _id: toolIdempotencyId(p.borrowerId, args.idempotency_key as string), 'ref.spend_intent_id': explicit.ref.spend_intent_id },
+        { $set: { 'ref.spend_intent_id': prepared.spend_intent_id } },
+      );
+    }
+    return prepared;
   } catch (err) {
     if (explicit && !explicit.replayed && err instanceof ToolError) await releaseToolCall(deps, p, args.idempotency_key as string, explicit.ref);
     throw err;
@@ -209,7 +216,8 @@ async function prepareForOrder(
 /**
  * Creates spend intent `id` step by step, each step idempotent per id: start the expiry workflow
  * (so a crash never strands credit), charge the key's daily spend, hold credit, store the intent
- * with its voucher. A refusal undoes the charges and frees the order claim.
+ * with its voucher. A refusal undoes the charges, frees the order claim and stops the workflow
+ * (see spend-intent-expiry.ts); what is refused anyway is refused before the workflow starts.
  */
 async function createIntent(
   deps: AppDeps,
@@ -226,9 +234,16 @@ async function createIntent(
   const nowS = Math.floor(nowMs / 1000);
   const dayId = spendDayId(key._id, utcDay(nowMs));
   const amount = Number(terms.amount);
+  const ttl = Math.min(o.opts.ttlSeconds ?? deps.env.SPEND_INTENT_TTL_SECONDS, deps.env.VOUCHER_MAX_LIFETIME_SECONDS, Math.max(1, grant.expiresAt - nowS));
+  const expiresAt = nowS + ttl;
+  const expiry = { spendIntentId: id, borrowerId: p.borrowerId, spendDayId: dayId, releaseAtMs: (expiresAt + (o.opts.releaseGraceSeconds ?? deps.env.CLOCK_SKEW_SECONDS)) * 1000 };
+  let started = false;
   const refuse = async (err: ToolError): Promise<never> => {
     await refundDailySpend(c, dayId, id);
-    if (!joined) await deleteIfStill(c, c.toolIdempotency, claimId, (d) => d.ref?.spend_intent_id === id);
+    if (!joined) {
+      await deleteIfStill(c, c.toolIdempotency, claimId, (d) => d.ref?.spend_intent_id === id);
+      if (started) await stopExpiry(deps, expiry);
+    }
     throw err;
   };
 
@@ -241,17 +256,20 @@ async function createIntent(
     nowSeconds: nowS,
   });
   if (!verdict.ok) return refuse(denied(verdict.reason, `agent policy refuses this payment: ${verdict.reason}`));
+  // Refuse what is already short of credit before anything is started; the hold below settles races.
+  const borrower = await findBorrower(c, p.borrowerId);
+  if (borrower && borrower.holds?.[id] === undefined && borrower.available < amount) return refuse(insufficientCredit());
 
-  const ttl = Math.min(o.opts.ttlSeconds ?? deps.env.SPEND_INTENT_TTL_SECONDS, deps.env.VOUCHER_MAX_LIFETIME_SECONDS, Math.max(1, grant.expiresAt - nowS));
-  const expiresAt = nowS + ttl;
-  await startExpiry(deps, { spendIntentId: id, borrowerId: p.borrowerId, spendDayId: dayId, releaseAtMs: (expiresAt + (o.opts.releaseGraceSeconds ?? deps.env.CLOCK_SKEW_SECONDS)) * 1000 });
+  await startExpiry(deps, expiry);
+  started = true;
 
   const charged = await chargeDailySpend(c, { dayId, agentKeyId: key._id, intentId: id, amount, dailyLimit: Number(grant.dailyLimit) });
   if (charged === 'over_limit') return refuse(denied('over_daily_limit', 'agent policy refuses this payment: over_daily_limit'));
 
   const held = await holdCredit(c, p.borrowerId, id, amount);
-  if (held === 'insufficient_credit') return refuse(new ToolError('INSUFFICIENT_CREDIT', 'not enough available credit for this payment'));
+  if (held === 'insufficient_credit') return refuse(insufficientCredit());
   if (held === 'borrower_not_active') return refuse(new ToolError('STAGE_REQUIRED', 'the borrower is not active', { required_stage: 'ACTIVE' }));
+  if (joined) await ensureExpiryRunning(deps, expiry);
 
   const voucher = buildVoucher({
     spendIntentId: id,
@@ -282,7 +300,7 @@ async function createIntent(
     idempotencyKey: newId(),
     agentKeyId: key._id,
     voucher: voucher as unknown as Record<string, unknown>,
-    paymentRequirements: terms.requirements,
+    paymentRequirementsJson: JSON.stringify(terms.requirements),
     expiresAt,
     createdAt: new Date(nowMs),
   };
@@ -292,22 +310,5 @@ async function createIntent(
   } catch (err) {
     if (!isDuplicateKey(err)) throw err;
     return view((await findSpendIntent(c, id)) as SpendIntentDoc, true);
-  }
-}
-
-async function startExpiry(deps: AppDeps, input: { spendIntentId: string; borrowerId: string; spendDayId: string; releaseAtMs: number }): Promise<void> {
-  try {
-    await deps.temporal.workflow.start('spendIntentWorkflow', {
-      workflowId: spendIntentWorkflowId(input.spendIntentId),
-      taskQueue: deps.env.TEMPORAL_TASK_QUEUE,
-      args: [input],
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      typedSearchAttributes: [{ key: BorrowerIdKey, value: input.borrowerId }],
-    });
-  } catch (err) {
-    if (err instanceof WorkflowExecutionAlreadyStartedError) return;
-    deps.logger.warn('spend intent workflow start failed', { spendIntentId: input.spendIntentId, error: err });
-    throw new ToolError('UNAVAILABLE', 'payments are temporarily unavailable; retry shortly');
   }
 }

@@ -12,6 +12,7 @@ export const IdempotencyKey = z.string().refine(isUuidV4, 'must be a UUID v4').t
 /** Long-poll for a signing step's outcome; capped so a tool call stays well inside HTTP timeouts. */
 export const WaitSeconds = z.number().int().min(0).max(25).optional();
 const UnixSeconds = z.number().int().positive().max(2 ** 40);
+const isAmount = (s: unknown): boolean => AmountString.safeParse(s).success;
 
 export const registerBorrowerInput = z.object({
   idempotency_key: IdempotencyKey,
@@ -37,7 +38,11 @@ export const registerAgentKeyInput = z
     expires_at: UnixSeconds,
     wait_seconds: WaitSeconds,
   })
-  .refine((v) => BigInt(v.per_payment_limit) <= BigInt(v.daily_limit), { message: 'per_payment_limit must not exceed daily_limit', path: ['per_payment_limit'] });
+  // Zod runs this even when a limit failed its own check, so compare only well-formed amounts.
+  .refine((v) => !isAmount(v.per_payment_limit) || !isAmount(v.daily_limit) || BigInt(v.per_payment_limit) <= BigInt(v.daily_limit), {
+    message: 'per_payment_limit must not exceed daily_limit',
+    path: ['per_payment_limit'],
+  });
 
 export const rotateAgentKeyInput = registerAgentKeyInput;
 

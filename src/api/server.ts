@@ -6,6 +6,7 @@ import { createLogger } from '../observability/logger.js';
 import { connectStore } from '../store/mongo.js';
 import { connectTemporal } from '../temporal/client.js';
 import { createApp } from './app.js';
+import { clientErrorHandler } from './client-errors.js';
 import { loadSettlementInfo } from './settlement-info.js';
 import { loadOrCreateOAuthKeys } from '../auth/oauth/keys.js';
 import { apiMetrics, createRegistry } from '../observability/metrics.js';
@@ -31,6 +32,7 @@ async function main() {
   const app = createApp({ env, store, temporal, verifyJwt, logger, settlement, oauthKeys, metrics, captureFinisher, nowMs: () => Date.now() });
   const slotSweeper = startSlotSweeper(store.c, logger);
   const server = createServer(app.callback());
+  server.on('clientError', clientErrorHandler(logger));
   server.keepAliveTimeout = 65_000;
   server.requestTimeout = 30_000;
   server.listen(env.API_PORT, env.API_HOST, () => {

@@ -13,6 +13,7 @@ export type ErrorCode =
   | 'IDEMPOTENCY_KEY_CONFLICT'
   | 'PAYLOAD_TOO_LARGE'
   | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'HEADERS_TOO_LARGE'
   | 'PAYMENT_REJECTED'
   | 'RATE_LIMITED'
   | 'UNAVAILABLE'
@@ -31,6 +32,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   IDEMPOTENCY_KEY_CONFLICT: 409,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
+  HEADERS_TOO_LARGE: 431,
   PAYMENT_REJECTED: 422,
   RATE_LIMITED: 429,
   UNAVAILABLE: 503,
@@ -133,6 +135,11 @@ export class ApiError extends Error {
 
   static unsupportedMediaType(): ApiError {
     return new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json.');
+  }
+
+  /** Headers over the HTTP server's limit; answered before routing (src/api/client-errors.ts). */
+  static headersTooLarge(): ApiError {
+    return new ApiError('HEADERS_TOO_LARGE', 'The request headers are too large.');
   }
 
   static paymentRejected(reason: InvalidReason, payer?: string): ApiError {

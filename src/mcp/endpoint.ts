@@ -1,7 +1,7 @@
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Context } from 'koa';
 import type { AppDeps } from '../api/deps.js';
-import { MAX_BODY_BYTES, readJsonBody } from '../api/body.js';
+import { BODY_NOT_JSON, MAX_BODY_BYTES, readJsonBody } from '../api/body.js';
 import { mcpUrl } from '../config/env.js';
 import { isApiError } from '../domain/errors.js';
 import { authenticateBorrower } from './auth.js';
@@ -10,6 +10,7 @@ import { CallRecord } from './call-record.js';
 import {
   insufficientScope,
   internalError,
+  invalidRequest,
   methodNotAllowed,
   parseError,
   payloadTooLarge,
@@ -18,8 +19,30 @@ import {
   type McpHttpError,
 } from './http-errors.js';
 import { resourceMetadataUrl } from './metadata.js';
+import { cleanRpcErrors, transportRefusal } from './rpc-answers.js';
 import { findScopeShortfall } from './scope-gate.js';
 import { createMcpServer } from './server.js';
+
+function parseJson(text: string): unknown {
+  try {
+    return text ? (JSON.parse(text) as unknown) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The first id two requests of a batch share (notifications carry none). */
+function repeatedRequestId(body: unknown): string | number | undefined {
+  if (!Array.isArray(body)) return undefined;
+  const seen = new Set<string | number>();
+  for (const m of body) {
+    const id = (m as { id?: unknown } | null)?.id;
+    if (typeof (m as { method?: unknown } | null)?.method !== 'string' || (typeof id !== 'string' && typeof id !== 'number')) continue;
+    if (seen.has(id)) return id;
+    seen.add(id);
+  }
+  return undefined;
+}
 
 function send(ctx: Context, e: McpHttpError): void {
   ctx.status = e.status;
@@ -33,7 +56,9 @@ async function readBody(ctx: Context, requestId: string): Promise<{ ok: true; bo
   } catch (err) {
     if (isApiError(err) && err.code === 'UNSUPPORTED_MEDIA_TYPE') return { ok: false, error: unsupportedMediaType(requestId) };
     if (isApiError(err) && err.code === 'PAYLOAD_TOO_LARGE') return { ok: false, error: payloadTooLarge(MAX_BODY_BYTES, requestId) };
-    if (isApiError(err) && err.code === 'INVALID_REQUEST') return { ok: false, error: parseError(requestId) };
+    if (isApiError(err) && err.code === 'INVALID_REQUEST') {
+      return { ok: false, error: err.message === BODY_NOT_JSON ? parseError(requestId) : invalidRequest(err.message, requestId) };
+    }
     throw err;
   }
 }
@@ -49,9 +74,10 @@ function webRequest(ctx: Context, url: string): Request {
 }
 
 /**
- * `{mcp_url}`: stateless Streamable HTTP. Bearer auth, then the JSON body (64 KiB), then the
- * scope gate (403 insufficient_scope names the scopes, so stock clients re-authorise), then a
- * fresh MCP server and transport answer the message(s) with JSON.
+ * `{mcp_url}`: stateless Streamable HTTP. Bearer auth, then the JSON body (64 KiB, 32 levels; a
+ * batch may not repeat a request id), then the scope gate (403 insufficient_scope names the scopes,
+ * so stock clients re-authorise), then a fresh MCP server and transport answer the message(s) with
+ * JSON, cleaned of the SDK's own error shapes (rpc-answers.ts).
  */
 export function mcpEndpoint(deps: AppDeps) {
   const metadataUrl = resourceMetadataUrl(deps.env);
@@ -69,6 +95,10 @@ export function mcpEndpoint(deps: AppDeps) {
     const read = await readBody(ctx, requestId);
     if (!read.ok) return send(ctx, read.error);
 
+    // The SDK answers a batch by request id: a repeated id would run both calls and drop one answer.
+    const repeated = repeatedRequestId(read.body);
+    if (repeated !== undefined) return send(ctx, invalidRequest(`Invalid Request: the batch repeats the request id ${JSON.stringify(repeated)}.`, requestId));
+
     const shortfall = findScopeShortfall(read.body, principal.scopes);
     if (shortfall) {
       deps.logger.info('mcp call', {
@@ -85,20 +115,23 @@ export function mcpEndpoint(deps: AppDeps) {
       await server.connect(transport);
       const response = await transport.handleRequest(webRequest(ctx, mcpUrl(deps.env)), { authInfo: auth.authInfo, parsedBody: read.body });
       const text = await response.text();
-      ctx.status = response.status;
-      let responseBody: unknown;
-      if (text) {
-        const type = response.headers.get('content-type') ?? 'application/json';
-        ctx.type = type;
-        ctx.body = text;
-        try {
-          responseBody = JSON.parse(text);
-        } catch {
-          responseBody = undefined;
-        }
-      } else {
-        ctx.body = null;
+      let responseBody = parseJson(text);
+      if (response.status >= 400) {
+        const refusal = transportRefusal(response.status, responseBody, requestId);
+        deps.logger.info('mcp rejected', { requestId, status: refusal.status, reason: refusal.body.error.message });
+        return send(ctx, refusal);
       }
+      if (responseBody !== undefined) {
+        const cleaned = cleanRpcErrors(read.body, responseBody, requestId);
+        for (const error of cleaned.internal) deps.logger.error('mcp internal error', { requestId, borrowerId: principal.borrowerId, error });
+        responseBody = cleaned.body;
+        ctx.type = 'application/json';
+        ctx.body = JSON.stringify(responseBody);
+      } else {
+        ctx.body = text || null;
+      }
+      // After the body: Koa turns a null body into 204, and MCP wants 202 for notifications.
+      ctx.status = response.status;
       logMcpCalls(deps.logger, { requestId, principal, latencyMs: Math.round(performance.now() - started) }, read.body, responseBody, record, deps.metrics?.api);
     } catch (err) {
       deps.logger.error('mcp request failed', { requestId, borrowerId: principal.borrowerId, error: err });

@@ -8,9 +8,17 @@ export interface McpHttpError {
   body: { jsonrpc: '2.0'; id: string | number | null; error: { code: number; message: string; data: Record<string, unknown> } };
 }
 
+/** The `data.code` of every non-2xx answer at /mcp (docs/agent-side.md). */
+export const MCP_HTTP_ERROR_CODES = [
+  'UNAUTHENTICATED', 'INSUFFICIENT_SCOPE', 'METHOD_NOT_ALLOWED', 'NOT_ACCEPTABLE', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'HEADERS_TOO_LARGE',
+  'INVALID_REQUEST', 'INTERNAL',
+] as const;
+export type McpHttpErrorCode = (typeof MCP_HTTP_ERROR_CODES)[number];
+
 /** JSON-RPC's reserved server-error code for refusals that are not about the message itself. */
 const SERVER_ERROR = -32000;
 const PARSE_ERROR = -32700;
+const INVALID_REQUEST = -32600;
 
 const quote = (v: string) => `"${v.replace(/["\\]/g, '\\$&')}"`;
 
@@ -24,7 +32,7 @@ export function bearerChallenge(params: Record<string, string | undefined>): str
 
 export function mcpHttpError(
   status: number,
-  code: string,
+  code: McpHttpErrorCode,
   message: string,
   requestId: string,
   opts: { headers?: Record<string, string>; data?: Record<string, unknown>; rpcCode?: number; id?: string | number | null } = {},
@@ -79,6 +87,11 @@ export function unsupportedMediaType(requestId: string): McpHttpError {
 
 export function parseError(requestId: string): McpHttpError {
   return mcpHttpError(400, 'INVALID_REQUEST', 'Parse error: the body is not valid JSON.', requestId, { rpcCode: PARSE_ERROR });
+}
+
+/** A JSON body JSON-RPC cannot take as a request (JSON-RPC "Invalid Request"). */
+export function invalidRequest(message: string, requestId: string): McpHttpError {
+  return mcpHttpError(400, 'INVALID_REQUEST', message, requestId, { rpcCode: INVALID_REQUEST });
 }
 
 export function internalError(requestId: string): McpHttpError {

@@ -166,8 +166,11 @@ export interface SpendIntentDoc extends PaymentTerms {
   agentKeyId?: string;
   /** The unsigned voucher returned to the agent, so a retry for the same orderRef returns the same one. */
   voucher?: Record<string, unknown>;
-  /** The merchant's accepted PaymentRequirements entry the voucher answers (replayed with the voucher). */
-  paymentRequirements?: Record<string, unknown>;
+  /**
+   * The merchant's accepted PaymentRequirements entry the voucher answers (replayed with the voucher),
+   * as JSON text: the merchant writes its `extra`, and keys like "$where" or "a.b" are not storable fields.
+   */
+  paymentRequirementsJson?: string;
   expiresAt: number;
   consumedByVoucherId?: string;
   paymentId?: string;

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { generateKeyPair, importJWK, SignJWT } from 'jose';
 import { jwtIssue } from '../../src/cli/merchant-commands.js';
 import { revokeApiKey } from '../../src/store/merchants.js';
-import { call, capture, newBorrower, newMerchant, newVoucher, world, type TestBorrower, type World } from '../helpers/world.js';
+import { call, capture, newBorrower, newMerchant, newVoucher, UNTHROTTLED, world, type TestBorrower, type World } from '../helpers/world.js';
 
 describe('facilitator: merchant credentials and permissions', function () {
   let w: World;
@@ -109,5 +109,15 @@ describe('facilitator: merchant credentials and permissions', function () {
     assert.equal(limited.headers.get('ratelimit-remaining'), '0');
     const other = await newMerchant(w);
     assert.equal((await call(w, 'POST', '/facilitator/verify', { token: other.apiKey, body: {} })).status, 400, 'limits are per merchant');
+  });
+
+  it('never refuses a request for losing a race on the shared bucket, however many arrive at once', async function () {
+    const m = await newMerchant(w, 'Busy Merchant', { rateLimits: UNTHROTTLED });
+    const statuses = await Promise.all(Array.from({ length: 256 }, () => call(w, 'POST', '/facilitator/verify', { token: m.apiKey, body: {} }).then((r) => r.status)));
+    assert.deepEqual(statuses.filter((s) => s === 429), [], 'an unthrottled merchant is never rate-limited');
+    const n = await newMerchant(w);
+    const burst = w.cli.env.RATE_LIMIT_VERIFY_BURST;
+    const served = (await Promise.all(Array.from({ length: burst }, () => call(w, 'POST', '/facilitator/verify', { token: n.apiKey, body: {} })))).filter((r) => r.status !== 429);
+    assert.equal(served.length, burst, 'a concurrent burst within the burst size is served whole');
   });
 });

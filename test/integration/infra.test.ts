@@ -71,6 +71,25 @@ describe('startInfra (Temporal, Mongo-wire store, anvil)', function () {
     }
   });
 
+  it('applies concurrent updates of one document atomically, as the money path assumes', async () => {
+    // FerretDB v1 runs an update as query-then-write; without the launcher's write serialization these lose writes.
+    const client = new MongoClient(infra!.mongoUri, { maxPoolSize: 50 });
+    try {
+      await client.connect();
+      const col = client.db('infra_test').collection<{ _id: string; n: number; f?: Record<string, number> }>('counters');
+      await col.insertMany([{ _id: 'inc', n: 0 }, { _id: 'capped', n: 0 }]);
+      await Promise.all(Array.from({ length: 100 }, (_, i) => col.updateOne({ _id: 'inc' }, { $inc: { n: 1 }, $set: { [`f.k${i}`]: 1 } })));
+      const inc = await col.findOne({ _id: 'inc' });
+      assert.equal(inc?.n, 100, 'no increment lost');
+      assert.equal(Object.keys(inc?.f ?? {}).length, 100, 'no field lost');
+      const taken = await Promise.all(Array.from({ length: 100 }, () => col.findOneAndUpdate({ _id: 'capped', n: { $lt: 60 } }, { $inc: { n: 1 } })));
+      assert.equal(taken.filter((d) => d !== null).length, 60, 'a conditional update is taken exactly as often as its condition allows');
+      assert.equal((await col.findOne({ _id: 'capped' }))?.n, 60);
+    } finally {
+      await client.close();
+    }
+  });
+
   it('serves anvil on chain 84532', async () => {
     assert.equal(infra!.ownsAnvil, true);
     assert.equal(await chainId(infra!.rpcUrl), 84532);

@@ -33,6 +33,7 @@ describe('domain/errors and invalid reasons', () => {
       [ApiError.idempotencyKeyConflict(), 409, 'IDEMPOTENCY_KEY_CONFLICT'],
       [ApiError.payloadTooLarge(65536), 413, 'PAYLOAD_TOO_LARGE'],
       [ApiError.unsupportedMediaType(), 415, 'UNSUPPORTED_MEDIA_TYPE'],
+      [ApiError.headersTooLarge(), 431, 'HEADERS_TOO_LARGE'],
       [ApiError.paymentRejected('voucher_expired'), 422, 'PAYMENT_REJECTED'],
       [ApiError.rateLimited(1.2), 429, 'RATE_LIMITED'],
       [ApiError.unavailable(), 503, 'UNAVAILABLE'],

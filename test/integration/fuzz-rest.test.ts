@@ -1,0 +1,195 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
+import { CaptureResponseSchema, ReceiptSchema, VerifyResponseSchema } from '../../src/api/facilitator/response-schemas.js';
+import { isUuidV4 } from '../../src/domain/ids.js';
+import { checkRestAnswer, send, Tally, type RawRequest } from '../helpers/fuzz-checks.js';
+import { assertConsistent, assertOnlyExpected, assertPaymentsComplete, Expected, snapshot, type FuzzScope } from '../helpers/fuzz-state.js';
+import { bodyTextOf, CASES, contentType, fuzzCases, headerJunk, idempotencyKeyHeader, nastyString, pathSegment, percentEncode, toJsonText } from '../helpers/fuzz.js';
+import { resignedBody, type VoucherWorld } from '../helpers/fuzz-voucher.js';
+import { capture, newBorrower, newMerchant, newVoucher, UNTHROTTLED, world, type TestBorrower, type TestMerchant, type TestVoucher, type World } from '../helpers/world.js';
+
+interface RestCase {
+  method: string;
+  body?: string;
+  contentType?: string | undefined;
+  auth?: string | undefined;
+  accept?: string | undefined;
+  idempotencyKey?: string | undefined;
+  path?: string;
+}
+
+function request(w: World, path: string, c: RestCase): RawRequest {
+  const headers: Record<string, string> = {};
+  if (c.contentType !== undefined) headers['content-type'] = c.contentType;
+  if (c.auth !== undefined) headers.authorization = c.auth;
+  if (c.accept !== undefined) headers.accept = c.accept;
+  if (c.idempotencyKey !== undefined) headers['idempotency-key'] = c.idempotencyKey;
+  return { method: c.method, url: `${w.baseUrl}${path}`, headers, ...(c.body !== undefined ? { body: c.body } : {}) };
+}
+
+/** Mostly the merchant's own key; sometimes another merchant's, a near miss or junk (undefined: no header). */
+function authHeader(m: TestMerchant, other: TestMerchant): fc.Arbitrary<string | undefined> {
+  return fc.oneof(
+    { weight: 14, arbitrary: fc.constant(`Bearer ${m.apiKey}`) },
+    { weight: 1, arbitrary: fc.constant(`Bearer ${other.apiKey}`) },
+    {
+      weight: 2,
+      arbitrary: fc.constantFrom(
+        undefined, '', 'Bearer', 'Bearer ', `bearer ${m.apiKey}`, `Bearer  ${m.apiKey}`, m.apiKey, `Basic ${Buffer.from(`x:${m.apiKey}`).toString('base64')}`,
+        `Bearer ${m.apiKey}x`, `Bearer ${m.apiKey.slice(0, -1)}`, `Bearer ${m.apiKey.toUpperCase()}`, 'Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.', 'Bearer sk_live_',
+        `Bearer ${m.apiKey}, Bearer ${other.apiKey}`,
+      ),
+    },
+    { weight: 1, arbitrary: headerJunk.map((s) => `Bearer ${s}`) },
+  );
+}
+
+const method = (main: string) => fc.oneof({ weight: 24, arbitrary: fc.constant(main) }, { weight: 1, arbitrary: fc.constantFrom('GET', 'PUT', 'DELETE', 'PATCH', 'POST') });
+const accept = fc.oneof({ weight: 8, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constantFrom('application/json', 'text/html', '*/*', 'application/xml') }, { weight: 1, arbitrary: headerJunk });
+
+describe('fuzz: the facilitator REST edges on the real stack', function () {
+  this.timeout(600_000);
+  let w: World;
+  let m: TestMerchant;
+  let other: TestMerchant;
+  let scope: FuzzScope;
+  let vouchers: TestVoucher[];
+  let b: TestBorrower;
+  let vw: VoucherWorld;
+  let borrowerId: string;
+  /** A payment of the fuzz merchant and one of another merchant, for the poll. */
+  let ownPayment: string;
+  let othersPayment: string;
+
+  before(async function () {
+    w = await world();
+    [m, other] = await Promise.all([newMerchant(w, 'Fuzz Merchant', { rateLimits: UNTHROTTLED }), newMerchant(w, 'Fuzz Other', { rateLimits: UNTHROTTLED })]);
+    b = await newBorrower(w);
+    borrowerId = b.borrowerId;
+    vouchers = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => newVoucher(w, m, b, String(1000 + i), { orderRef: `fuzz-${i}` })));
+    const [paid, othersPaid] = await Promise.all([newVoucher(w, m, b, '999', { orderRef: 'fuzz-paid' }), newVoucher(w, other, b, '777', { orderRef: 'fuzz-other' })]);
+    const [own, others] = await Promise.all([capture(w, m, paid.captureBody), capture(w, other, othersPaid.captureBody)]);
+    assert.equal(own.status, 200, JSON.stringify(own.json));
+    assert.equal(others.status, 200, JSON.stringify(others.json));
+    ownPayment = own.json.receipt.paymentId as string;
+    othersPayment = others.json.receipt.paymentId as string;
+    const all = [...vouchers, paid, othersPaid];
+    vw = {
+      ids: [b.borrowerId, b.operationalAgentId, m.merchantId, other.merchantId, ...all.flatMap((v) => [v.prepared.voucher.voucherId, v.prepared.spend_intent_id])],
+      addresses: [m.payoutAddress.toLowerCase(), other.payoutAddress.toLowerCase(), w.asset.toLowerCase()],
+      nowSeconds: Math.floor(Date.now() / 1000),
+    };
+    scope = { merchantIds: [m.merchantId, other.merchantId], borrowerIds: [borrowerId] };
+  });
+
+  it(`POST /facilitator/verify: ${CASES} mutated bodies and headers, never a 5xx, one error shape, changes nothing`, async function () {
+    const before = await snapshot(w, scope);
+    const tally = new Tally();
+    const bases = vouchers.map((v) => ({ x402Version: 2, paymentPayload: v.paymentPayload, paymentRequirements: v.paymentPayload.accepted }));
+    const arb = fc.record({
+      method: method('POST'),
+      body: fc.oneof({ weight: 2, arbitrary: fc.constantFrom(...bases).chain((base) => bodyTextOf(base)) }, { weight: 1, arbitrary: resignedBody(vouchers, b, vw, true) }),
+      contentType,
+      auth: authHeader(m, other),
+      accept,
+    });
+    await fuzzCases(arb, async (c) => {
+      const req = request(w, '/facilitator/verify', c);
+      const a = await send(req);
+      const { code, json } = checkRestAnswer(req, a, VerifyResponseSchema);
+      const verdict = json as { isValid?: boolean; invalidReason?: string };
+      tally.add(code ? `${a.status}:${code}` : verdict.isValid ? 'valid' : `invalid:${verdict.invalidReason}`);
+    });
+    console.log(`      verify outcomes: ${tally}`);
+    assert.ok(!tally.has('429:RATE_LIMITED'), 'an unthrottled merchant is never rate-limited, however concurrent');
+    tally.assertReached(['valid', 'invalid:invalid_payload', 'invalid:unknown_spend_intent', 'invalid:voucher_expired', 'invalid:recipient_mismatch', '400:INVALID_REQUEST', '401:UNAUTHENTICATED', '413:PAYLOAD_TOO_LARGE', '415:UNSUPPORTED_MEDIA_TYPE']);
+    await assertOnlyExpected(w, scope, before, new Expected());
+    await assertConsistent(w, borrowerId);
+  });
+
+  it(`GET /facilitator/payments/{paymentId}: ${CASES} path params and headers, only the merchant's own payment answers`, async function () {
+    const before = await snapshot(w, scope);
+    const tally = new Tally();
+    const owners = new Map([[m.apiKey, m.merchantId], [other.apiKey, other.merchantId]]);
+    // The auth scheme is case-insensitive (RFC 7235), so "bearer <key>" is the merchant too.
+    const ownerOf = (auth: string | undefined) => owners.get(/^bearer\s+(\S+)\s*$/i.exec(auth ?? '')?.[1] ?? '');
+    const arb = fc.record({
+      method: method('GET'),
+      path: fc
+        .tuple(
+          fc.oneof(
+            { weight: 4, arbitrary: fc.constantFrom(ownPayment, ownPayment.toUpperCase(), othersPayment) },
+            { weight: 3, arbitrary: nastyString.filter((s) => s.length < 2_000).map((s) => percentEncode(`${ownPayment}${s}`)) },
+            { weight: 4, arbitrary: pathSegment },
+          ),
+          fc.constantFrom('', '', '', '/', '/x', '?paymentId=1', '?a=%zz', '//', '%20'),
+        )
+        .map(([segment, suffix]) => `/facilitator/payments/${segment}${suffix}`),
+      auth: authHeader(m, other),
+      accept,
+    });
+    await fuzzCases(arb, async (c) => {
+      const req = request(w, c.path, c);
+      const a = await send(req);
+      const { code, json } = checkRestAnswer(req, a, ReceiptSchema);
+      if (!code) {
+        const receipt = json as { paymentId: string; merchantId: string };
+        assert.ok([ownPayment, othersPayment].includes(receipt.paymentId), `200 names a real payment: ${a.text}`);
+        assert.equal(receipt.merchantId, ownerOf(c.auth), `a merchant sees only its own payment: ${JSON.stringify(req)}`);
+      }
+      tally.add(code ? `${a.status}:${code}` : `200:${(json as { paymentId: string }).paymentId === ownPayment ? 'own' : 'other'}`);
+    });
+    console.log(`      poll outcomes: ${tally}`);
+    tally.assertReached(['200:own', '404:NOT_FOUND', '401:UNAUTHENTICATED', '405:METHOD_NOT_ALLOWED']);
+    await assertOnlyExpected(w, scope, before, new Expected());
+  });
+
+  it(`POST /facilitator/capture: ${CASES} mutated bodies, Idempotency-Keys and headers; only accepted captures leave state`, async function () {
+    const before = await snapshot(w, scope);
+    const tally = new Tally();
+    const expected = new Expected();
+    // A few keys shared across cases, so the same key meets other bodies (409) and the same body (replay).
+    const sharedKeys = ['7d1f4a52-94c1-4d8e-a0a7-3f25f0d1c001', '7d1f4a52-94c1-4d8e-a0a7-3f25f0d1c002', '7D1F4A52-94C1-4D8E-A0A7-3F25F0D1C003'];
+    const arb = fc.record({
+      method: method('POST'),
+      body: fc.oneof({ weight: 2, arbitrary: fc.constantFrom(...vouchers.map((v) => v.captureBody)).chain((base) => bodyTextOf(base)) }, { weight: 1, arbitrary: resignedBody(vouchers, b, vw, false) }),
+      contentType,
+      auth: authHeader(m, other),
+      accept,
+      idempotencyKey: fc.oneof({ weight: 5, arbitrary: idempotencyKeyHeader }, { weight: 1, arbitrary: fc.constantFrom(...sharedKeys) }),
+    });
+    // Hand-written first: what once answered 500 (a 1e400 number, 10,000 levels of nesting), and oversized body and headers.
+    const real = toJsonText(vouchers[0]!.captureBody);
+    const example = (body: string, accept?: string) => ({ method: 'POST', body, contentType: 'application/json', auth: `Bearer ${m.apiKey}`, accept, idempotencyKey: randomUUID() });
+    const examples = [
+      example(`{"x402Version":2,"paymentPayload":{"value":1e400}}`),
+      example(`{"x402Version":2,"paymentPayload":{"x":${'['.repeat(10_000)}${']'.repeat(10_000)}}}`),
+      example(real.replace('"x402Version":2', '"x402Version":2,"pad":-1e999')),
+      example(real.replace('"x402Version":2', `"x402Version":2,"pad":"${'x'.repeat(70_000)}"`)),
+      example(real, 'x'.repeat(20_000)),
+    ];
+    await fuzzCases(arb, async (c) => {
+      const req = request(w, '/facilitator/capture', c);
+      const a = await send(req);
+      const { code, json } = checkRestAnswer(req, a, CaptureResponseSchema);
+      if (!code) {
+        const { receipt, replayed } = json as { receipt: { paymentId: string; merchantId: string }; replayed: boolean };
+        assert.ok(c.idempotencyKey !== undefined && isUuidV4(c.idempotencyKey), `a capture without a UUID v4 key was accepted: ${JSON.stringify(req)}`);
+        assert.equal(receipt.merchantId, m.merchantId, 'only the voucher merchant can capture it');
+        expected.payment(receipt.paymentId);
+        expected.add('idempotency', `${m.merchantId}:${c.idempotencyKey.toLowerCase()}`);
+        tally.add(replayed ? 'replayed' : 'captured');
+      } else {
+        const reason = (json as { error: { invalidReason?: string } }).error.invalidReason;
+        tally.add(`${a.status}:${code}${reason ? `:${reason}` : ''}`);
+      }
+    }, { examples });
+    console.log(`      capture outcomes: ${tally}`);
+    assert.ok(!tally.has('429:RATE_LIMITED'), 'an unthrottled merchant is never rate-limited, however concurrent');
+    tally.assertReached(['captured', '431:HEADERS_TOO_LARGE', '400:IDEMPOTENCY_KEY_INVALID', '400:IDEMPOTENCY_KEY_REQUIRED', '400:INVALID_REQUEST', '422:PAYMENT_REJECTED:invalid_payload', '422:PAYMENT_REJECTED:voucher_already_used', '422:PAYMENT_REJECTED:recipient_mismatch', '409:IDEMPOTENCY_KEY_CONFLICT', '413:PAYLOAD_TOO_LARGE', '415:UNSUPPORTED_MEDIA_TYPE']);
+    await assertOnlyExpected(w, scope, before, expected);
+    await assertPaymentsComplete(w, m.merchantId);
+    await assertConsistent(w, borrowerId);
+  });
+});
