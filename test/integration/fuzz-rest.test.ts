@@ -7,7 +7,7 @@ import { checkRestAnswer, send, Tally, type RawRequest } from '../helpers/fuzz-c
 import { assertConsistent, assertOnlyExpected, assertPaymentsComplete, Expected, snapshot, type FuzzScope } from '../helpers/fuzz-state.js';
 import { bodyTextOf, CASES, contentType, fuzzCases, headerJunk, idempotencyKeyHeader, nastyString, pathSegment, percentEncode, toJsonText } from '../helpers/fuzz.js';
 import { resignedBody, type VoucherWorld } from '../helpers/fuzz-voucher.js';
-import { capture, newBorrower, newMerchant, newVoucher, UNTHROTTLED, world, type TestBorrower, type TestMerchant, type TestVoucher, type World } from '../helpers/world.js';
+import { capture, pollUntil, newBorrower, newMerchant, newVoucher, UNTHROTTLED, world, type TestBorrower, type TestMerchant, type TestVoucher, type World } from '../helpers/world.js';
 
 interface RestCase {
   method: string;
@@ -74,6 +74,9 @@ describe('fuzz: the facilitator REST edges on the real stack', function () {
     assert.equal(others.status, 200, JSON.stringify(others.json));
     ownPayment = own.json.receipt.paymentId as string;
     othersPayment = others.json.receipt.paymentId as string;
+    // Capture starts the payment workflow after answering: let both settle so the snapshots
+    // below see their workflows as existing state, not as something a fuzz case created.
+    await Promise.all([pollUntil(w, m, ownPayment, 'CONFIRMED'), pollUntil(w, other, othersPayment, 'CONFIRMED')]);
     const all = [...vouchers, paid, othersPaid];
     vw = {
       ids: [b.borrowerId, b.operationalAgentId, m.merchantId, other.merchantId, ...all.flatMap((v) => [v.prepared.voucher.voucherId, v.prepared.spend_intent_id])],
