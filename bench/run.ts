@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { projectRoot } from '../src/config/paths.js';
-import { freePort } from '../src/stack/processes.js';
+import { throwawayStackSource } from '../src/stack/throwaway-source.js';
 import { startStack, type StackHandle } from '../src/stack/stack.js';
 import { connectWorld, newMerchant, UNTHROTTLED, type TestBorrower, type TestMerchant, type World } from '../test/helpers/world.js';
 import { onboardBorrower } from '../test/helpers/onboarding.js';
@@ -31,20 +31,12 @@ const BARS = { p50Ms: 10, p99Ms: 50, perSecond: 300, gasPerPayment: 8000 };
 
 async function benchStack(dir: string): Promise<StackHandle> {
   const source: NodeJS.ProcessEnv = {
-    ...process.env,
+    ...(await throwawayStackSource(dir)),
     NODE_ENV: 'production',
     LOG_LEVEL: 'warn',
-    DATA_DIR: dir,
-    API_HOST: '127.0.0.1',
-    API_PORT: String(await freePort()),
-    TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}`,
-    MONGODB_PORT: String(await freePort()),
-    ANVIL_PORT: String(await freePort()),
-    WORKER_METRICS_PORT: String(await freePort()),
     SERVER_TIMING: '1',
     DEFAULT_CREDIT_LIMIT: '1000000000000',
   };
-  for (const k of ['MONGODB_URI', 'RPC_URL', 'SETTLEMENT_CONTRACT_ADDRESS', 'ASSET_ADDRESS', 'SETTLER_PRIVATE_KEY', 'PUBLIC_ORIGIN', 'TEMPORAL_UI_PORT']) delete source[k];
   return startStack({ source, quiet: true, headless: true });
 }
 
@@ -130,11 +122,11 @@ function buildSections(figures: LevelFigures[], batches: Awaited<ReturnType<type
       { metric: `capture -> CONFIRMED p50 / p99 @ ${c}`, measured: `${seconds(confirm.p50)} / ${seconds(confirm.p99)}`, baseline: 'batch window + 1 confirmation' },
     );
   }
-  const exactRow = (x: number) => `x402 exact: ${gas(g.exactWarm)}`;
+  const exact = `x402 exact: ${gas(g.exactWarm)}`;
   const gasRows: Row[] = g.warm.map((r) => ({
     metric: `settleBatch, ${r.label} (${g.merchants} merchants, ${g.borrowers} borrowers)`,
     measured: `${gas(r.gasPerPayment)}/payment`,
-    baseline: r.batchSize === 100 ? `bar <= ${BARS.gasPerPayment}; ${exactRow(g.exactWarm)}` : exactRow(g.exactWarm),
+    baseline: r.batchSize === 100 ? `bar <= ${BARS.gasPerPayment}; ${exact}` : exact,
     verdict: r.batchSize === 100 ? atMost(r.gasPerPayment, BARS.gasPerPayment) : '',
   }));
   gasRows.push(

@@ -18,35 +18,25 @@ export async function authenticateMerchant(
   const token = match?.[1];
   if (!token || token.length > 4096) return null;
 
-  if (looksLikeApiKey(token)) {
-    if (!isWellFormedApiKey(token)) return null;
-    const hash = hashApiKey(token);
-    const key = await findApiKeyByHash(c, hash);
-    if (!key || !hashesEqual(key._id, hash) || key.revokedAt !== null) return null;
-    const merchant = await findMerchant(c, key.merchantId);
-    if (!merchant || merchant.status !== 'ACTIVE') return null;
-    return {
-      merchantId: key.merchantId,
-      permissions: key.permissions,
-      credential: 'api_key',
-      subject: key.keyId,
-      steppedUp: false,
-      payoutAddress: merchant.payoutAddress,
-      ...(merchant.rateLimits ? { rateLimits: merchant.rateLimits } : {}),
-    };
-  }
+  const caller = looksLikeApiKey(token) ? await apiKeyCaller(c, token) : await jwtCaller(verifyJwt, token, nowSeconds);
+  if (!caller) return null;
+  const merchant = await findMerchant(c, caller.merchantId);
+  if (!merchant || merchant.status !== 'ACTIVE') return null;
+  return { ...caller, payoutAddress: merchant.payoutAddress, ...(merchant.rateLimits ? { rateLimits: merchant.rateLimits } : {}) };
+}
 
+type Caller = Omit<MerchantPrincipal, 'payoutAddress' | 'rateLimits'>;
+
+async function apiKeyCaller(c: Collections, token: string): Promise<Caller | null> {
+  if (!isWellFormedApiKey(token)) return null;
+  const hash = hashApiKey(token);
+  const key = await findApiKeyByHash(c, hash);
+  if (!key || !hashesEqual(key._id, hash) || key.revokedAt !== null) return null;
+  return { merchantId: key.merchantId, permissions: key.permissions, credential: 'api_key', subject: key.keyId, steppedUp: false };
+}
+
+async function jwtCaller(verifyJwt: JwtVerifier, token: string, nowSeconds: number): Promise<Caller | null> {
   const claims = await verifyJwt(token);
   if (!claims) return null;
-  const merchant = await findMerchant(c, claims.merchantId);
-  if (!merchant || merchant.status !== 'ACTIVE') return null;
-  return {
-    merchantId: claims.merchantId,
-    permissions: claims.permissions,
-    credential: 'jwt',
-    subject: claims.sub,
-    steppedUp: isSteppedUp(claims, nowSeconds),
-    payoutAddress: merchant.payoutAddress,
-    ...(merchant.rateLimits ? { rateLimits: merchant.rateLimits } : {}),
-  };
+  return { merchantId: claims.merchantId, permissions: claims.permissions, credential: 'jwt', subject: claims.sub, steppedUp: isSteppedUp(claims, nowSeconds) };
 }

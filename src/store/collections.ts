@@ -73,7 +73,6 @@ export async function ensureIndexes(c: Collections): Promise<void> {
     c.payments.createIndex({ voucherId: 1 }, { unique: true }),
     c.payments.createIndex({ merchantId: 1, capturedAt: -1 }),
     c.payments.createIndex({ status: 1, updatedAt: 1 }),
-    c.settlementClaims.createIndex({ batchId: 1 }),
     c.idempotency.createIndex({ expiresAt: 1 }),
     c.rateLimitSlots.createIndex({ expiresAt: 1 }),
     c.operationalAgents.createIndex({ borrowerId: 1 }),

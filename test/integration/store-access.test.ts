@@ -17,6 +17,7 @@ import { SCOPES } from '../../src/domain/onboarding.js';
 import { mintBorrowerToken } from '../helpers/borrower-token.js';
 import { agentDeps, paymentRequiredHeader } from '../helpers/onboarding.js';
 import { prepareOverMcp } from '../helpers/prepare-outcome.js';
+import { pendingSigningRequest } from '../helpers/signing-request-doc.js';
 import { newBorrower, newMerchant, world, type World } from '../helpers/world.js';
 
 /** Commands that would make FerretDB v1 scan a collection; a lease release (owner-matched, over live leases only) is the one allowed. */
@@ -98,18 +99,7 @@ describe('store access on the real store: lease locks and _id-only hot paths', f
       const deps = await agentDeps(w);
       const m = await newMerchant(w, 'Busy borrower');
       const b = await newBorrower(w);
-      const signing = await ensureSigningRequest(c, {
-        _id: randomUUID(),
-        borrowerId: b.borrowerId,
-        kind: 'repayment',
-        typedData: {},
-        wallet: '0x0000000000000000000000000000000000000001',
-        status: 'PENDING',
-        action: {},
-        expiresAt: new Date(Date.now() - 1_000),
-        createdAt: new Date(),
-        updatedAt: new Date(),
-      });
+      const signing = await ensureSigningRequest(c, pendingSigningRequest({ borrowerId: b.borrowerId, expiresInMs: -1_000 }));
       const stuck = { owner: 'stuck', expiresAt: new Date(Date.now() + 60_000) };
       await c.locks.insertMany([
         { _id: `borrower:${b.borrowerId}`, ...stuck },
@@ -170,18 +160,7 @@ describe('store access on the real store: lease locks and _id-only hot paths', f
 
     it('signing request transitions', async function () {
       const now = new Date();
-      const doc = await ensureSigningRequest(c, {
-        _id: randomUUID(),
-        borrowerId: randomUUID(),
-        kind: 'repayment',
-        typedData: {},
-        wallet: '0x0000000000000000000000000000000000000001',
-        status: 'PENDING',
-        action: {},
-        expiresAt: new Date(now.getTime() + 600_000),
-        createdAt: now,
-        updatedAt: now,
-      });
+      const doc = await ensureSigningRequest(c, pendingSigningRequest({ now }));
       const commands = await recordStoreCommands(w, async (mc) => {
         assert.equal(await markSigned(mc, doc._id, '0x01', new Date()), true);
         await closeSigningRequest(mc, doc._id, { status: 'COMPLETED', result: {} }, new Date());

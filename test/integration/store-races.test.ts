@@ -12,6 +12,7 @@ import { agentDeps, onboardBorrower, paymentRequiredHeader, signStep } from '../
 import { mintBorrowerToken } from '../helpers/borrower-token.js';
 import { prepareInProcess, prepareOverMcp, type Prepared } from '../helpers/prepare-outcome.js';
 import { highSTwin } from '../helpers/signature-twin.js';
+import { pendingSigningRequest } from '../helpers/signing-request-doc.js';
 import { newBorrower, newMerchant, world, type TestBorrower, type TestMerchant, type World } from '../helpers/world.js';
 
 async function borrowerDoc(w: World, borrowerId: string): Promise<BorrowerDoc> {
@@ -131,18 +132,7 @@ describe('store races on the real store: credit holds, daily spend, signatures',
     const now = new Date();
     const requests = await Promise.all(
       Array.from({ length: 3 }, () =>
-        ensureSigningRequest(w.store.c, {
-          _id: randomUUID(),
-          borrowerId: randomUUID(),
-          kind: 'repayment',
-          typedData: {},
-          wallet: '0x0000000000000000000000000000000000000001',
-          status: 'PENDING',
-          action: {},
-          expiresAt: new Date(now.getTime() + 600_000),
-          createdAt: now,
-          updatedAt: now,
-        }),
+        ensureSigningRequest(w.store.c, pendingSigningRequest({ now })),
       ),
     );
     const signatures = Array.from({ length: 20 }, (_, i) => `0x${i.toString(16).padStart(130, '0')}`);

@@ -1,36 +1,21 @@
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../../src/stack/processes.js';
+import { throwawayStackSource } from '../../src/stack/throwaway-source.js';
 import { startStack, type StackHandle, type StackOptions } from '../../src/stack/stack.js';
 
 export type { StackHandle } from '../../src/stack/stack.js';
-
-/** Settings a developer's shell may hold that must never leak into a test run. */
-const SCRUBBED = [
-  'MONGODB_URI', 'RPC_URL', 'SETTLEMENT_CONTRACT_ADDRESS', 'ASSET_ADDRESS', 'DEPLOY_BLOCK', 'SETTLER_PRIVATE_KEY', 'SETTLER_ADDRESS',
-  'MERCHANT_JWT_ISSUER', 'MERCHANT_JWT_JWKS_URL', 'MERCHANT_JWT_PUBLIC_JWK', 'PUBLIC_ORIGIN', 'TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE',
-];
 
 let dataDir: string | undefined;
 let pending: Promise<StackHandle> | undefined;
 
 /** The test stack's settings for a stack in `dir`, on free ports; `overrides` win. */
 export async function testSource(dir: string, overrides: Record<string, string> = {}): Promise<NodeJS.ProcessEnv> {
-  const source: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of SCRUBBED) delete source[name];
   const external = process.env.TEST_MONGODB_URI;
   return {
-    ...source,
+    ...(await throwawayStackSource(dir)),
     NODE_ENV: 'test',
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
-    DATA_DIR: dir,
-    API_HOST: '127.0.0.1',
-    API_PORT: String(await freePort()),
-    TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}`,
-    MONGODB_PORT: String(await freePort()),
-    ANVIL_PORT: String(await freePort()),
-    WORKER_METRICS_PORT: String(await freePort()),
     CHAIN_ID: '84532',
     BATCH_MAX_WAIT_MS: '1000',
     CONFIRMATIONS: '1',
