@@ -1,13 +1,18 @@
 import type { Client } from '@temporalio/client';
 import { finishCapture } from '../src/payments/finish-capture.js';
 import { consumeSpendIntent } from '../src/store/spend-intents.js';
-import { deleteUnacceptedPayment } from '../src/store/payments.js';
+import { deleteUnacceptedPayment, findPayment } from '../src/store/payments.js';
+import { allQueues, enqueueForSettlement, shardOf } from '../src/store/settlement-queue.js';
+import type { PaymentDoc } from '../src/store/documents.js';
 import type { Store } from '../src/store/mongo.js';
+import type { AcceptedCaptures } from './accepted-captures.js';
 
 export interface CaptureActivityDeps {
   store: Store;
   temporal: Client;
   taskQueue: string;
+  shards: number;
+  accepted: AcceptedCaptures;
 }
 
 export interface SweepResult {
@@ -16,26 +21,53 @@ export interface SweepResult {
 }
 
 export function createCaptureActivities(deps: CaptureActivityDeps) {
+  const c = deps.store.c;
+  let legacySwept = false;
+
+  /** Decides a capture that stopped half-way: its intent consumed for it (now or earlier) resumes it, else it was never accepted. */
+  async function decide(doc: PaymentDoc, result: SweepResult): Promise<void> {
+    const consumed = await consumeSpendIntent(c, doc.spendIntentId, doc.voucherId, doc._id);
+    if (consumed === 'not_available') {
+      await deleteUnacceptedPayment(c, doc._id);
+      await c.settlementQueue(shardOf(doc._id, deps.shards)).deleteOne({ _id: doc._id });
+      result.abandoned++;
+      return;
+    }
+    await enqueueForSettlement(c, deps.shards, doc);
+    await finishCapture(deps, doc);
+    result.resumed++;
+  }
+
   return {
     /**
-     * Finishes captures that stopped half-way (the API crashed or could not reach Temporal after
-     * claiming the voucher): a payment whose spend intent this voucher consumed, or can still
-     * consume, gets its workflow; one whose intent is gone was never accepted and is removed.
+     * Finishes captures that stopped half-way (the API crashed or could not reach the store after
+     * enqueuing): a queue entry older than olderThanSeconds whose spend intent this payment did not
+     * consume is decided now. It reads only the settlement queues, which hold pending payments, so
+     * its cost follows the backlog, not the table. Once per worker process it also picks up
+     * captures left CAPTURING by the code before settlement queues (one scan of payments).
      */
     async resumeStalledCaptures(input: { olderThanSeconds: number; limit: number }): Promise<SweepResult> {
-      const c = deps.store.c;
-      const cutoff = new Date(Date.now() - input.olderThanSeconds * 1000);
-      const stalled = await c.payments.find({ status: 'CAPTURING', updatedAt: { $lt: cutoff } }).limit(input.limit).toArray();
+      const cutoff = Date.now() - input.olderThanSeconds * 1000;
       const result: SweepResult = { resumed: 0, abandoned: 0 };
-      for (const doc of stalled) {
-        const consumed = await consumeSpendIntent(c, doc.spendIntentId, doc.voucherId, doc._id);
-        if (consumed === 'not_available') {
-          await deleteUnacceptedPayment(c, doc._id);
-          result.abandoned++;
-          continue;
+      for (const q of await allQueues(deps.store.db)) {
+        const stale = await c.settlementQueue(q).find({ at: { $lt: new Date(cutoff) } }).toArray();
+        const accepted = new Set((await deps.accepted.filter(c, stale)).map((e) => e._id));
+        for (const e of stale.filter((x) => !accepted.has(x._id)).slice(0, input.limit)) {
+          const doc = await findPayment(c, e._id);
+          if (doc) await decide(doc, result);
+          else {
+            await c.settlementQueue(q).deleteOne({ _id: e._id });
+            result.abandoned++;
+          }
         }
-        await finishCapture(deps, doc);
-        result.resumed++;
+      }
+      if (!legacySwept) {
+        const stalled = await c.payments.find({ status: 'CAPTURING', updatedAt: { $lt: new Date(cutoff) } }).toArray();
+        for (const doc of stalled) {
+          const queued = await c.settlementQueue(shardOf(doc._id, deps.shards)).findOne({ _id: doc._id });
+          if (!queued) await decide(doc, result);
+        }
+        legacySwept = true;
       }
       return result;
     },

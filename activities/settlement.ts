@@ -8,8 +8,20 @@ import type { WorkerMetrics } from '../src/observability/metrics.js';
 export interface SettlementActivityDeps {
   store: Store;
   chain: ChainContext;
-  settings: { maxPayments: number; maxWaitMs: number; maxAttempts: number; confirmations: number };
+  settings: SettlementSettings;
+  /** SETTLEMENT_SHARDS: the shard workflows read it at each run, so a change takes effect without restarts. */
+  shards?: number;
   metrics?: WorkerMetrics;
+}
+
+export interface SettlementSettings {
+  maxPayments: number;
+  maxWaitMs: number;
+  maxAttempts: number;
+  confirmations: number;
+  /** The largest batch a shard takes while a backlog waits. */
+  maxPaymentsUnderBacklog: number;
+  shardPollMs: number;
 }
 
 export type SubmitResult =
@@ -26,9 +38,9 @@ export function createSettlementActivities(deps: SettlementActivityDeps) {
   // worker restart, which only costs one latency sample.
   const inFlight = new Map<string, { sentAt: number; payments: number }>();
   return {
-    async batcherSettings(): Promise<{ maxPayments: number; maxWaitMs: number; maxAttempts: number }> {
+    async batcherSettings(): Promise<{ maxPayments: number; maxWaitMs: number; maxAttempts: number; shards: number }> {
       const { maxPayments, maxWaitMs, maxAttempts } = deps.settings;
-      return { maxPayments, maxWaitMs, maxAttempts };
+      return { maxPayments, maxWaitMs, maxAttempts, shards: deps.shards ?? 1 };
     },
 
     /** Binds the payments to batchId in the store, then broadcasts one settleBatch transaction. */
@@ -53,41 +65,55 @@ export function createSettlementActivities(deps: SettlementActivityDeps) {
 
     /** Waits for the configured confirmations, heartbeating so a stuck wait is noticed and retried. */
     async awaitBatchConfirmation(input: { batchId: string; transaction: string | null }): Promise<ConfirmationResult> {
-      const ctx = Context.current();
-      let txHash = input.transaction as `0x${string}` | null;
-      if (txHash === null) {
-        const found = await findBatchSettlement(deps.chain, input.batchId);
-        if (!found) return { status: 'dropped' };
-        txHash = found.txHash;
-      }
-      const r = await awaitBatchConfirmation(deps.chain, {
-        batchId: input.batchId,
-        txHash,
-        confirmations: deps.settings.confirmations,
-        pollMs: 500,
-        timeoutMs: 10 * 60_000,
-        onProgress: (p: unknown) => ctx.heartbeat(p),
-      });
       const sent = inFlight.get(input.batchId);
       inFlight.delete(input.batchId);
-      deps.metrics?.batches.inc({ outcome: r.status });
-      if (r.status === 'confirmed') {
-        if (sent) {
-          deps.metrics?.settleLatency.observe((Date.now() - sent.sentAt) / 1000);
-          deps.metrics?.paymentsSettled.inc(sent.payments);
-        }
-        deps.metrics?.gasUsed.inc(Number(r.gasUsed));
-        return {
-          status: 'confirmed',
-          transaction: r.txHash,
-          blockNumber: r.blockNumber.toString(),
-          confirmedAt: new Date(r.confirmedAt * 1000).toISOString(),
-          gasUsed: r.gasUsed.toString(),
-        };
-      }
-      return r.status === 'reverted' ? { status: 'reverted', transaction: r.txHash } : { status: 'dropped' };
+      return confirmOnChain(deps, input.batchId, input.transaction, sent);
     },
   };
 }
 
 export type SettlementActivities = ReturnType<typeof createSettlementActivities>;
+
+/**
+ * Polls the chain until the batch is confirmed at depth, reverted or dropped (see
+ * src/chain/settlement.ts), heartbeating its progress; records the batch metrics.
+ */
+export async function confirmOnChain(
+  deps: Pick<SettlementActivityDeps, 'chain' | 'settings' | 'metrics'>,
+  batchId: string,
+  transaction: string | null,
+  sent?: { sentAt: number; payments: number },
+  pollMs = 500,
+): Promise<ConfirmationResult> {
+  const ctx = Context.current();
+  let txHash = transaction as `0x${string}` | null;
+  if (txHash === null) {
+    const found = await findBatchSettlement(deps.chain, batchId);
+    if (!found) return { status: 'dropped' };
+    txHash = found.txHash;
+  }
+  const r = await awaitBatchConfirmation(deps.chain, {
+    batchId,
+    txHash,
+    confirmations: deps.settings.confirmations,
+    pollMs,
+    timeoutMs: 10 * 60_000,
+    onProgress: (p: unknown) => ctx.heartbeat(p),
+  });
+  deps.metrics?.batches.inc({ outcome: r.status });
+  if (r.status === 'confirmed') {
+    if (sent) {
+      deps.metrics?.settleLatency.observe((Date.now() - sent.sentAt) / 1000);
+      deps.metrics?.paymentsSettled.inc(sent.payments);
+    }
+    deps.metrics?.gasUsed.inc(Number(r.gasUsed));
+    return {
+      status: 'confirmed',
+      transaction: r.txHash,
+      blockNumber: r.blockNumber.toString(),
+      confirmedAt: new Date(r.confirmedAt * 1000).toISOString(),
+      gasUsed: r.gasUsed.toString(),
+    };
+  }
+  return r.status === 'reverted' ? { status: 'reverted', transaction: r.txHash } : { status: 'dropped' };
+}

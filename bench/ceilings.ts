@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import type { World } from '../test/helpers/world.js';
 import { mapPool } from './stats.js';
 
@@ -6,8 +8,22 @@ export interface Ceilings {
   storeInsertsPerSecond: number;
   storeReadsPerSecond: number;
   workflowStartsPerSecond: number;
+  /** start -> one signal -> completion of a workflow that does nothing else, on the bench's own worker. */
+  signalWorkflowsPerSecond: number;
   httpRequestsPerSecond: number;
+  /** Bundling the tiny workflow file and starting the worker (not part of the rate). */
+  workerStartSeconds: number;
 }
+
+export interface CeilingSizes {
+  inserts: number;
+  starts: number;
+  signalWorkflows: number;
+  httpRequests: number;
+}
+
+export const FULL_CEILINGS: CeilingSizes = { inserts: 2000, starts: 500, signalWorkflows: 500, httpRequests: 3000 };
+export const QUICK_CEILINGS: CeilingSizes = { inserts: 1000, starts: 300, signalWorkflows: 200, httpRequests: 1500 };
 
 async function rate(n: number, concurrency: number, op: (i: number) => Promise<unknown>): Promise<number> {
   const t0 = performance.now();
@@ -16,30 +32,63 @@ async function rate(n: number, concurrency: number, op: (i: number) => Promise<u
 }
 
 /**
- * What each dependency can do alone on this machine, at 10 in flight: the store's unique inserts
- * and _id reads, Temporal workflow starts, and the API's cheapest route. A capture needs several
- * of each, which bounds captures per second from above.
+ * What each part can do alone on this machine, at 10 in flight (20 for the signal workflows): the
+ * store's unique inserts and _id reads, Temporal workflow starts with no worker, a minimal
+ * start -> signal -> complete workflow on a worker of the bench's own (own task queue, same
+ * Temporal), and the API's cheapest route.
  */
-export async function measureCeilings(w: World, baseUrl: string): Promise<Ceilings> {
+export async function measureCeilings(w: World, baseUrl: string, sizes: CeilingSizes = FULL_CEILINGS): Promise<Ceilings> {
   const col = w.store.db.collection<{ _id: string; at: Date }>('bench_ceiling');
-  const ids = Array.from({ length: 2000 }, () => randomUUID());
+  const ids = Array.from({ length: sizes.inserts }, () => randomUUID());
   const storeInsertsPerSecond = await rate(ids.length, 10, (i) => col.insertOne({ _id: ids[i] as string, at: new Date() }));
   const storeReadsPerSecond = await rate(ids.length, 10, (i) => col.findOne({ _id: ids[i] as string }));
   await col.drop();
 
   // Starts of a workflow type on a task queue no worker polls: the server's cost of a start alone.
-  const queue = `bench-ceiling-${randomUUID()}`;
+  const idle = `bench-ceiling-${randomUUID()}`;
   const started: string[] = [];
-  const workflowStartsPerSecond = await rate(500, 10, async () => {
+  const workflowStartsPerSecond = await rate(sizes.starts, 10, async () => {
     const id = `bench-ceiling-${randomUUID()}`;
-    await w.temporal.workflow.start('benchCeilingWorkflow', { workflowId: id, taskQueue: queue, args: [] });
+    await w.temporal.workflow.start('benchCeilingWorkflow', { workflowId: id, taskQueue: idle, args: [] });
     started.push(id);
   });
   await mapPool(started, 10, (id) => w.temporal.workflow.getHandle(id).terminate('bench ceiling probe'));
 
-  const httpRequestsPerSecond = await rate(3000, 10, async () => {
+  const { perSecond: signalWorkflowsPerSecond, startSeconds: workerStartSeconds } = await signalWorkflowCeiling(w, sizes.signalWorkflows);
+
+  const httpRequestsPerSecond = await rate(sizes.httpRequests, 10, async () => {
     const res = await fetch(`${baseUrl}/facilitator/supported`);
     await res.arrayBuffer();
   });
-  return { storeInsertsPerSecond, storeReadsPerSecond, workflowStartsPerSecond, httpRequestsPerSecond };
+  return { storeInsertsPerSecond, storeReadsPerSecond, workflowStartsPerSecond, signalWorkflowsPerSecond, httpRequestsPerSecond, workerStartSeconds };
+}
+
+async function signalWorkflowCeiling(w: World, n: number): Promise<{ perSecond: number; startSeconds: number }> {
+  const taskQueue = `bench-signal-${randomUUID()}`;
+  const t0 = performance.now();
+  try {
+    Runtime.install({ logger: new DefaultLogger('ERROR') });
+  } catch {
+    // installed already
+  }
+  const connection = await NativeConnection.connect({ address: w.env.TEMPORAL_ADDRESS as string });
+  try {
+    const worker = await Worker.create({
+      connection,
+      namespace: w.temporal.options.namespace,
+      taskQueue,
+      workflowsPath: fileURLToPath(new URL('./ceiling-workflows.js', import.meta.url)),
+    });
+    const startSeconds = (performance.now() - t0) / 1000;
+    const perSecond = await worker.runUntil(
+      rate(n, 20, async () => {
+        const h = await w.temporal.workflow.start('benchSignalWorkflow', { workflowId: `bench-signal-${randomUUID()}`, taskQueue, args: [] });
+        await h.signal('benchGo');
+        await h.result();
+      }),
+    );
+    return { perSecond, startSeconds };
+  } finally {
+    await connection.close();
+  }
 }

@@ -9,9 +9,9 @@ export interface ProductBatches {
   gasPerPayment: number;
 }
 
-/** The batches the running product settled since `fromBlock`: their sizes and gas, read back from the chain. */
-export async function productBatches(w: World, fromBlock: bigint): Promise<ProductBatches> {
-  const logs = await w.publicClient.getLogs({ address: w.settlement, event: getAbiItem({ abi: creditSettlementAbi, name: 'BatchSettled' }), fromBlock, toBlock: 'latest' });
+/** The batches the running product settled in blocks `fromBlock`..`toBlock`: their sizes and gas, read back from the chain. */
+export async function productBatches(w: World, fromBlock: bigint, toBlock: bigint | 'latest' = 'latest'): Promise<ProductBatches> {
+  const logs = await w.publicClient.getLogs({ address: w.settlement, event: getAbiItem({ abi: creditSettlementAbi, name: 'BatchSettled' }), fromBlock, toBlock });
   let gas = 0n;
   let payments = 0;
   const sizes: number[] = [];

@@ -45,3 +45,24 @@ export const perSecond = (x: number) => `${x.toFixed(1)} /s`;
 export const gas = (x: number) => `${Math.round(x).toLocaleString('en-US')} gas`;
 export const atMost = (value: number, bar: number): Row['verdict'] => (value <= bar ? 'meets' : 'misses');
 export const atLeast = (value: number, bar: number): Row['verdict'] => (value >= bar ? 'meets' : 'misses');
+
+/** A plain grid (first column left-aligned, the rest right-aligned), e.g. metrics down, levels across. */
+export interface Grid {
+  title: string;
+  header: string[];
+  rows: string[][];
+}
+
+export function renderGridText(g: Grid): string {
+  const all = [g.header, ...g.rows];
+  const widths = g.header.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
+  const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number))).join(' | ');
+  return ['', `== ${g.title}`, line(g.header), '-'.repeat(widths.reduce((a, b) => a + b + 3, 0)), ...g.rows.map(line)].join('\n');
+}
+
+export function renderGridMarkdown(g: Grid): string {
+  return [`### ${g.title}`, '', `| ${g.header.join(' | ')} |`, `|${g.header.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`, ...g.rows.map((r) => `| ${r.join(' | ')} |`), ''].join('\n');
+}
+
+/** A number with `digits` decimals, or n/a when it is not a finite number. */
+export const num = (x: number | null | undefined, digits = 1) => (x === null || x === undefined || !Number.isFinite(x) ? 'n/a' : x.toFixed(digits));

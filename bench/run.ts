@@ -1,7 +1,15 @@
 /**
- * `npm run bench`: the figures issue 4 asks for, on a real stack of its own (free ports, temp dir),
- * printed as a table beside their bars and baselines and written to docs/benchmarks.md.
- * Asserts nothing: a missed bar is reported, not failed.
+ * `npm run bench`: open-loop levels of offered captures/s on a real stack of its own (free ports,
+ * temp dir), the ceilings of the parts alone, gas against the x402 `exact` baseline, and a data
+ * growth re-run; printed beside their bars and baselines, written to docs/benchmarks.md (+ SVG chart)
+ * and, with BENCH_OUT, to JSON. Asserts nothing: a missed bar is reported, not failed.
+ *
+ * Settings (env): BENCH_QUICK=1 (short run), BENCH_RATES (captures/s, comma-separated), BENCH_SECONDS
+ * (per level), BENCH_DRAIN_SECONDS, BENCH_PRELOAD (stored payments for data growth; 0 skips),
+ * BENCH_MERCHANTS, BENCH_BORROWERS, BENCH_MAX_IN_FLIGHT, BENCH_ARRIVALS (poisson|even),
+ * BENCH_MCP_VOUCHERS (per level, through prepare_x402_payment), BENCH_PREP_BUDGET_SECONDS (how long
+ * one-by-one createSpendIntent may take per level before bulk holds take over), BENCH_OUT (JSON path),
+ * BENCH_KEEP_DATA=1 (keep the stack's temp dir).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,25 +17,36 @@ import { join } from 'node:path';
 import { projectRoot } from '../src/config/paths.js';
 import { throwawayStackSource } from '../src/stack/throwaway-source.js';
 import { startStack, type StackHandle } from '../src/stack/stack.js';
-import { connectWorld, newMerchant, UNTHROTTLED, type TestBorrower, type TestMerchant, type World } from '../test/helpers/world.js';
-import { onboardBorrower } from '../test/helpers/onboarding.js';
-import { confirmationLatency, prepareCaptures, runCaptureLevel, type CaptureLevelResult } from './capture-load.js';
-import { cpuBetween, snapshot } from './cpu.js';
+import { onboardBorrower, agentDeps } from '../test/helpers/onboarding.js';
+import { connectWorld, newMerchant, UNTHROTTLED, type TestMerchant } from '../test/helpers/world.js';
+import { measureCeilings, QUICK_CEILINGS, FULL_CEILINGS } from './ceilings.js';
 import { measureSettleBatchGas } from './gas.js';
-import { describeMachine, machineInfo } from './machine.js';
-import { productBatches } from './product-batches.js';
-import { atLeast, atMost, gas, ms, perSecond, renderMarkdown, renderText, seconds, type Row, type Section } from './report.js';
-import { mapPool, type LatencySummary } from './stats.js';
-import { measureCeilings, type Ceilings } from './ceilings.js';
-import { phaseProfile, type PhaseProfile } from './phases.js';
+import { preloadPayments, waitForStoreBacklog, type PreloadResult } from './growth.js';
+import { describeLevel, runLevel, type LevelFigures, type LevelSettings } from './level.js';
+import { machineInfo, describeMachine } from './machine.js';
+import { benchmarksPage, type RunSettings } from './markdown.js';
+import type { ArrivalKind } from './open-loop.js';
+import { buildBlocks, blockText } from './sections.js';
+import { mapPool } from './stats.js';
+import { bars, peakLevel, summarizeBench } from './summary.js';
+import { throughputChart } from './svg-chart.js';
 
-const LEVELS = (process.env.BENCH_LEVELS ?? '1,10,50').split(',').map(Number);
-const CAPTURES = (process.env.BENCH_CAPTURES ?? '300,1500,2500').split(',').map(Number);
-const BORROWERS = 50;
-const GAS_MERCHANTS = 10;
-const GAS_SIZES = [1, 10, 100, 500];
+const QUICK = process.env.BENCH_QUICK === '1';
+const envNum = (name: string, dflt: number) => (process.env[name] ? Number(process.env[name]) : dflt);
+const RATES = (process.env.BENCH_RATES ?? '25,50,100,200,400').split(',').map(Number).filter((r) => r > 0);
+const SECONDS = envNum('BENCH_SECONDS', QUICK ? 15 : 60);
+const DRAIN = envNum('BENCH_DRAIN_SECONDS', QUICK ? 8 : 30);
+const PRELOAD = envNum('BENCH_PRELOAD', QUICK ? 100_000 : 500_000);
+const MERCHANTS = envNum('BENCH_MERCHANTS', 50);
+const BORROWERS = envNum('BENCH_BORROWERS', 50);
+const MAX_IN_FLIGHT = envNum('BENCH_MAX_IN_FLIGHT', 2000);
+const ARRIVALS = (process.env.BENCH_ARRIVALS ?? 'poisson') as ArrivalKind;
+const MCP_VOUCHERS = envNum('BENCH_MCP_VOUCHERS', 10);
+/** Quick mode must end within 6 minutes with the build: past this many seconds of the run, the preload stops early. */
+const QUICK_LIMIT_SECONDS = envNum('BENCH_QUICK_LIMIT_SECONDS', 320);
+const POLL_EVERY_MS = 1000;
 const AMOUNT = '1000';
-const BARS = { p50Ms: 10, p99Ms: 50, perSecond: 300, gasPerPayment: 8000 };
+const CHART = 'benchmarks-throughput.svg';
 
 async function benchStack(dir: string): Promise<StackHandle> {
   const source: NodeJS.ProcessEnv = {
@@ -40,59 +59,123 @@ async function benchStack(dir: string): Promise<StackHandle> {
   return startStack({ source, quiet: true, headless: true });
 }
 
-interface LevelFigures {
-  level: CaptureLevelResult;
-  confirm: LatencySummary;
-  cpu: Map<string, number>;
-  phases: PhaseProfile;
-}
+const elapsed = (t: number) => (performance.now() - t) / 1000;
 
 async function main() {
+  const tStart = performance.now();
   const machine = machineInfo();
   console.log(`machine: ${describeMachine(machine)}`);
+  console.log(`bench: ${QUICK ? 'quick, ' : ''}rates ${RATES.join(',')} /s, ${SECONDS} s each + drain <= ${DRAIN} s, ${ARRIVALS} arrivals, preload ${PRELOAD}`);
   const dir = mkdtempSync(join(tmpdir(), 'cf-bench-'));
   const stack = await benchStack(dir);
+  const stackStartSeconds = elapsed(tStart);
   const stop = () => void stack.stop().finally(() => process.exit(130));
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   const w = await connectWorld(stack.env);
   try {
     const processes = [...stack.infra.processes, stack.worker, stack.api];
-    console.log(`stack up: ${processes.map((p) => p.name).join(', ')}; batch ${stack.config.BATCH_MAX_PAYMENTS} payments or ${stack.config.BATCH_MAX_WAIT_MS} ms, ${stack.config.CONFIRMATIONS} confirmation(s)`);
-    const merchants: TestMerchant[] = [];
-    for (let i = 0; i < Math.max(...LEVELS); i++) merchants.push(await newMerchant(w, `Bench ${i + 1}`, { rateLimits: UNTHROTTLED }));
+    console.log(`stack up in ${stackStartSeconds.toFixed(0)} s: ${processes.map((p) => p.name).join(', ')}; batch ${stack.config.BATCH_MAX_PAYMENTS} payments or ${stack.config.BATCH_MAX_WAIT_MS} ms, ${stack.config.CONFIRMATIONS} confirmation(s)`);
+
+    const tOnboard = performance.now();
+    const merchants: TestMerchant[] = await mapPool(Array.from({ length: MERCHANTS }), 4, (_, i) => newMerchant(w, `Bench ${i + 1}`, { rateLimits: UNTHROTTLED }));
     const borrowers = await mapPool(Array.from({ length: BORROWERS }), 4, () => onboardBorrower(w, { perPaymentLimit: '1000000', dailyLimit: '1000000000000' }));
-    console.log(`onboarded ${borrowers.length} borrowers through the real agent flow; ${merchants.length} merchants with bench rate limits`);
-    const startBlock = await w.publicClient.getBlockNumber();
+    const onboardingSeconds = elapsed(tOnboard);
+    console.log(`onboarded ${borrowers.length} borrowers through the real agent flow and ${merchants.length} merchants in ${onboardingSeconds.toFixed(0)} s`);
 
-    await warmUp(w, stack, merchants, borrowers);
-    const figures: LevelFigures[] = [];
-    for (const [i, c] of LEVELS.entries()) {
-      const total = CAPTURES[i] ?? 300;
-      const queues = await prepareCaptures(w, merchants.slice(0, c), borrowers, Math.ceil(total / c), AMOUNT);
-      const before = snapshot(processes);
-      const cpu0 = process.cpuUsage();
-      const level = await runCaptureLevel(stack.urls.baseUrl, queues);
-      const cpu = cpuBetween(before, snapshot(processes));
-      const own = process.cpuUsage(cpu0);
-      cpu.set('bench client', (own.user + own.system) / 1e6);
-      const confirm = await confirmationLatency(w, level.accepted, 10 * 60_000);
-      const phases = phaseProfile(level.timings);
-      figures.push({ level, confirm, cpu, phases });
-      console.log(`${c} merchant(s): ${level.captures} captures, p50 ${ms(level.latencyMs.p50)}, p99 ${ms(level.latencyMs.p99)}, ${perSecond(level.perSecond)}; capture->CONFIRMED p50 ${seconds(confirm.p50)}`);
-      console.log(`  phases p50: ${phases.map((p) => `${p.phase} ${p.p50.toFixed(1)}`).join(', ')}`);
+    const ceilings = await measureCeilings(w, stack.urls.baseUrl, QUICK ? QUICK_CEILINGS : FULL_CEILINGS);
+    console.log(
+      `ceilings: store ${ceilings.storeInsertsPerSecond.toFixed(0)} inserts/s, ${ceilings.storeReadsPerSecond.toFixed(0)} reads/s; Temporal ${ceilings.workflowStartsPerSecond.toFixed(0)} starts/s, ` +
+        `${ceilings.signalWorkflowsPerSecond.toFixed(0)} start->signal->complete/s; API ${ceilings.httpRequestsPerSecond.toFixed(0)} requests/s`,
+    );
+    const tGas = performance.now();
+    const gasReport = await measureSettleBatchGas(stack.urls.rpcUrl, stack.config.CHAIN_ID, QUICK ? { merchants: 10, borrowers: BORROWERS, sizes: [1, 10, 100], rounds: 1 } : { merchants: 10, borrowers: BORROWERS, sizes: [1, 10, 100, 500], rounds: 3 });
+    console.log(`gas: x402 exact ${gasReport.exactWarm.toFixed(0)}/payment; settleBatch ${gasReport.warm.map((r) => `${r.label} ${r.gasPerPayment.toFixed(0)}`).join(', ')} (${elapsed(tGas).toFixed(0)} s)`);
+
+    const settings: LevelSettings = {
+      w,
+      stack,
+      processes,
+      vouchers: { w, merchants, borrowers, amount: AMOUNT, mcpShare: MCP_VOUCHERS, budgetSeconds: envNum('BENCH_PREP_BUDGET_SECONDS', QUICK ? 10 : 30) },
+      metricsUrls: [`${new URL(stack.urls.baseUrl).origin}/metrics`, `http://127.0.0.1:${stack.config.WORKER_METRICS_PORT}/metrics`],
+      arrivals: ARRIVALS,
+      pollEveryMs: POLL_EVERY_MS,
+      maxInFlight: MAX_IN_FLIGHT,
+      drainSeconds: DRAIN,
+      historySample: QUICK ? 10 : 20,
+    };
+
+    // JIT, connection pools and the settlement loop's first start happen here, not in the first level.
+    const warm = await runLevel({ ...settings, vouchers: { ...settings.vouchers, mcpShare: 2 }, drainSeconds: Math.min(DRAIN, 10) }, 'warm-up', 5, 3);
+    console.log(`warm-up (not reported): ${describeLevel(warm)}`);
+
+    const levels: LevelFigures[] = [];
+    for (const rate of RATES) {
+      const l = await runLevel(settings, `${rate}/s`, rate, SECONDS);
+      console.log(describeLevel(l));
+      levels.push(l);
     }
-    const ceilings = await measureCeilings(w, stack.urls.baseUrl);
-    console.log(`ceilings: store ${ceilings.storeInsertsPerSecond.toFixed(0)} inserts/s, ${ceilings.storeReadsPerSecond.toFixed(0)} reads/s; Temporal ${ceilings.workflowStartsPerSecond.toFixed(0)} starts/s; API ${ceilings.httpRequestsPerSecond.toFixed(0)} requests/s`);
-    const batches = await productBatches(w, startBlock);
-    console.log(`product batches: ${batches.batches} settling ${batches.payments} payments`);
-    const gasReport = await measureSettleBatchGas(stack.urls.rpcUrl, stack.config.CHAIN_ID, { merchants: GAS_MERCHANTS, borrowers: BORROWERS, sizes: GAS_SIZES, rounds: 3 });
 
-    const sections = [...buildSections(figures, batches, gasReport), ceilingSection(ceilings)];
-    const text = renderText(sections);
-    console.log(text);
-    writeFileSync(join(projectRoot(), 'docs', 'benchmarks.md'), markdown(machine, stack, sections, figures));
-    console.log('\nwrote docs/benchmarks.md');
+    const peak = peakLevel(levels);
+    const overloadRate = peak.offeredRate * 4;
+    let overload = levels.find((l) => l.offeredRate === overloadRate);
+    const extraOverload = !overload;
+    if (!overload) {
+      overload = await runLevel(settings, `${overloadRate}/s (4x peak)`, overloadRate, SECONDS);
+      console.log(describeLevel(overload));
+    }
+    const reported = extraOverload ? [...levels, overload] : levels;
+
+    let growth: { level: LevelFigures; preload: PreloadResult } | null = null;
+    if (PRELOAD > 0) {
+      const settlement = (await agentDeps(w)).settlement;
+      const backlogBefore = await waitForStoreBacklog(w, QUICK ? 20 : 60);
+      console.log(`before the preload: ${backlogBefore.left} payments neither CONFIRMED nor FAILED after waiting ${backlogBefore.waitedSeconds.toFixed(0)} s`);
+      // Leave room for the re-run (window + drain + reading its figures) and the report.
+      const stopAt = QUICK ? tStart + (QUICK_LIMIT_SECONDS - SECONDS - DRAIN - 20) * 1000 : Number.POSITIVE_INFINITY;
+      const preload = { ...(await preloadPayments(w, merchants, borrowers, settlement, PRELOAD, 60, (m) => console.log(m), stopAt)), backlogBefore };
+      console.log(`preloaded ${preload.storedPayments} payments in ${preload.seconds.toFixed(1)} s (${preload.paymentsPerSecond.toFixed(0)}/s; ${preload.note})`);
+      const level = await runLevel(settings, `${peak.offeredRate}/s +${Math.round(preload.storedPayments / 1000)}k stored`, peak.offeredRate, SECONDS);
+      console.log(describeLevel(level));
+      growth = { level, preload };
+    }
+
+    const summary = summarizeBench(levels, overload, extraOverload, growth, stack.config.BATCH_MAX_WAIT_MS);
+    const barList = bars(summary);
+    const allLevels = growth ? [...reported, growth.level] : reported;
+    const blocks = buildBlocks({ summary, bars: barList, levels: allLevels, ceilings, gas: gasReport, preload: growth?.preload ?? null, peak, growth: growth?.level ?? null });
+    console.log(blocks.map(blockText).join('\n'));
+
+    const run: RunSettings = {
+      quick: QUICK,
+      rates: RATES,
+      seconds: SECONDS,
+      drainSeconds: DRAIN,
+      merchants: MERCHANTS,
+      borrowers: BORROWERS,
+      arrivals: ARRIVALS,
+      pollEveryMs: POLL_EVERY_MS,
+      maxInFlight: MAX_IN_FLIGHT,
+      mcpVouchersPerLevel: MCP_VOUCHERS,
+      preload: PRELOAD,
+      batchMaxPayments: stack.config.BATCH_MAX_PAYMENTS,
+      batchWindowMs: stack.config.BATCH_MAX_WAIT_MS,
+      confirmations: stack.config.CONFIRMATIONS,
+      stackStartSeconds,
+      onboardingSeconds,
+      totalSeconds: elapsed(tStart),
+    };
+    const docs = join(projectRoot(), 'docs');
+    const chartPoints = reported.map((l) => ({ offered: l.offeredPerSec, accepted: l.acceptedPerSec, settled: l.settledPerSec, captureP99Ms: l.captureMs.p99 }));
+    writeFileSync(join(docs, CHART), throughputChart(chartPoints, `Open loop, ${MERCHANTS} merchants, ${SECONDS} s per level (${machine.cores} cores)`));
+    writeFileSync(join(docs, 'benchmarks.md'), benchmarksPage(machine, run, blocks, notes(summary, extraOverload), CHART));
+    console.log(`\nwrote docs/benchmarks.md and docs/${CHART}`);
+    if (process.env.BENCH_OUT) {
+      const out = { ...summary, bars: barList, levels: allLevels, warmUp: warm, ceilings, gas: gasReport, dataGrowthPreload: growth?.preload ?? null, settings: run, machine };
+      writeFileSync(process.env.BENCH_OUT, JSON.stringify(out, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v), 2));
+      console.log(`wrote ${process.env.BENCH_OUT}`);
+    }
+    console.log(`bench done in ${elapsed(tStart).toFixed(0)} s`);
   } finally {
     await w.store.close();
     await w.temporal.connection.close();
@@ -102,116 +185,19 @@ async function main() {
   }
 }
 
-/** JIT, connection pools and the batcher's first start happen here, not in the first measured level. */
-async function warmUp(w: World, stack: StackHandle, merchants: TestMerchant[], borrowers: TestBorrower[]) {
-  const queues = await prepareCaptures(w, merchants.slice(0, 5), borrowers, 10, AMOUNT);
-  const level = await runCaptureLevel(stack.urls.baseUrl, queues);
-  await confirmationLatency(w, level.accepted, 5 * 60_000);
-}
-
-function buildSections(figures: LevelFigures[], batches: Awaited<ReturnType<typeof productBatches>>, g: Awaited<ReturnType<typeof measureSettleBatchGas>>): Section[] {
-  const capture: Row[] = [];
-  for (const { level, confirm } of figures) {
-    const c = level.merchants;
-    const at10 = c === 10;
-    capture.push(
-      { metric: `capture p50 @ ${c} merchant(s)`, measured: ms(level.latencyMs.p50), baseline: at10 ? `bar <= ${BARS.p50Ms} ms` : '', verdict: at10 ? atMost(level.latencyMs.p50, BARS.p50Ms) : '' },
-      { metric: `capture p95 @ ${c}`, measured: ms(level.latencyMs.p95), baseline: '' },
-      { metric: `capture p99 @ ${c}`, measured: ms(level.latencyMs.p99), baseline: at10 ? `bar <= ${BARS.p99Ms} ms` : '', verdict: at10 ? atMost(level.latencyMs.p99, BARS.p99Ms) : '' },
-      { metric: `throughput @ ${c} (${level.captures} captures)`, measured: perSecond(level.perSecond), baseline: `bar >= ${BARS.perSecond} /s`, verdict: atLeast(level.perSecond, BARS.perSecond) },
-      { metric: `capture -> CONFIRMED p50 / p99 @ ${c}`, measured: `${seconds(confirm.p50)} / ${seconds(confirm.p99)}`, baseline: 'batch window + 1 confirmation' },
-    );
-  }
-  const exact = `x402 exact: ${gas(g.exactWarm)}`;
-  const gasRows: Row[] = g.warm.map((r) => ({
-    metric: `settleBatch, ${r.label} (${g.merchants} merchants, ${g.borrowers} borrowers)`,
-    measured: `${gas(r.gasPerPayment)}/payment`,
-    baseline: r.batchSize === 100 ? `bar <= ${BARS.gasPerPayment}; ${exact}` : exact,
-    verdict: r.batchSize === 100 ? atMost(r.gasPerPayment, BARS.gasPerPayment) : '',
-  }));
-  gasRows.push(
-    { metric: `settleBatch, ${g.cold.label}`, measured: `${gas(g.cold.gasPerPayment)}/payment`, baseline: `x402 exact, first payout to a merchant: ${gas(g.exactCold)}` },
-    { metric: `x402 exact transferWithAuthorization (measured)`, measured: `${gas(g.exactWarm)}/payment`, baseline: 'one transaction per payment' },
-    {
-      metric: `product's own batches during the capture runs`,
-      measured: `${gas(batches.gasPerPayment)}/payment`,
-      baseline: `${batches.batches} batches, sizes ${Math.min(...batches.sizes)}..${Math.max(...batches.sizes)}`,
-    },
-  );
+function notes(s: ReturnType<typeof summarizeBench>, extraOverload: boolean): string[] {
   return [
-    { title: 'Capture (POST /facilitator/capture, closed loop, one voucher per request)', rows: capture },
-    { title: 'Gas per payment', rows: gasRows },
+    'offered/s counts scheduled captures; accepted/s the 200s; shed/s the 503 UNAVAILABLE and 429 answers; any other answer is an error and is listed by status and code.',
+    'settled/s: payments of the level that a merchant poll saw CONFIRMED before the drain ended, divided by the window (not window + drain). The sustained rate counts the level\'s payments seen CONFIRMED in the window shifted by the level\'s capture -> CONFIRMED p50 (the steady state, past the pipeline\'s fill), per second of that interval; the store column is the growth of the store\'s CONFIRMED count (any level\'s payments) over window + drain.',
+    'A level that cannot drain stops at the drain limit: its unfinished payments are its backlog, polling stops, and they keep settling during the next level (the store backlog column shows the carry-over).',
+    'Capture latency covers every sent capture; one still unanswered when the drain ended counts as (end - sent), a lower bound, and is also counted as unanswered.',
+    'capture -> CONFIRMED is the first poll that saw CONFIRMED minus the capture\'s 200, so it includes up to one poll interval; the store column uses confirmedAt instead.',
+    'CPU per settled payment: each process\'s CPU over the level (window + drain) from /proc, divided by the level\'s settled payments; backlog work from earlier levels lands in the level that does it.',
+    'Temporal events per payment: the mean history length of ~20 of the level\'s payment workflows plus the events the settlement workflows (settlementShardWorkflow, batcherWorkflow; every run open at the start or started since) added during the level, divided by its settled payments.',
+    'Store commands per payment: the growth of x402_store_commands_total on the API\'s and the worker\'s /metrics over the level, divided by settled payments (n/a when the metric is not exposed).',
+    `The overload figure is the level at 4x the peak level's offered rate${extraOverload ? ' (run as an extra level, since the rate list lacked it)' : ''}; data growth re-runs the peak level's offered rate after the preload.`,
+    `Peak settled/s was ${s.peakSettledPerSec.toFixed(1)} at ${s.peak.offeredPerSec.toFixed(0)}/s offered.`,
   ];
-}
-
-/**
- * Store writes one settled payment costs: in the API the rate-limit slot, the idempotency key, the
- * payment and the spend intent's fate; in the worker three projections, the settlement claim and
- * the debt booking (lease insert, borrower write, lease delete).
- */
-const STORE_WRITES_PER_PAYMENT = 11;
-
-function ceilingSection(c: Ceilings): Section {
-  const bound = c.storeInsertsPerSecond / STORE_WRITES_PER_PAYMENT;
-  return {
-    title: 'Ceilings of the parts alone (10 in flight), and the bound they set',
-    rows: [
-      { metric: 'store (FerretDB/SQLite) unique inserts', measured: perSecond(c.storeInsertsPerSecond), baseline: 'one SQLite writer at a time' },
-      { metric: 'store reads by _id', measured: perSecond(c.storeReadsPerSecond), baseline: '' },
-      { metric: 'Temporal workflow starts (no worker)', measured: perSecond(c.workflowStartsPerSecond), baseline: 'one per capture' },
-      { metric: 'API cheapest route (GET /supported)', measured: perSecond(c.httpRequestsPerSecond), baseline: 'Koa + logging + metrics' },
-      {
-        metric: `captures/s the store alone allows (${STORE_WRITES_PER_PAYMENT} writes per settled payment)`,
-        measured: perSecond(bound),
-        baseline: `bar >= ${BARS.perSecond} /s`,
-        verdict: atLeast(bound, BARS.perSecond),
-      },
-    ],
-  };
-}
-
-function cpuTable(figures: LevelFigures[]): string {
-  const names = [...new Set(figures.flatMap((f) => [...f.cpu.keys()]))];
-  const out = ['| process | ' + figures.map((f) => `CPU ms per capture @ ${f.level.merchants}`).join(' | ') + ' |', '|---|' + figures.map(() => '---:').join('|') + '|'];
-  for (const n of names) out.push(`| ${n} | ` + figures.map((f) => ((f.cpu.get(n) ?? Number.NaN) * 1000 / f.level.captures).toFixed(2)).join(' | ') + ' |');
-  return out.join('\n');
-}
-
-function phaseTable(figures: LevelFigures[]): string {
-  const names = [...new Set(figures.flatMap((f) => f.phases.map((p) => p.phase)))];
-  const out = ['| phase (Server-Timing) | ' + figures.map((f) => `p50 / p99 ms @ ${f.level.merchants}`).join(' | ') + ' |', '|---|' + figures.map(() => '---:').join('|') + '|'];
-  for (const n of names) {
-    out.push(`| ${n} | ` + figures.map((f) => { const p = f.phases.find((x) => x.phase === n); return p ? `${p.p50.toFixed(1)} / ${p.p99.toFixed(1)}` : ''; }).join(' | ') + ' |');
-  }
-  return out.join('\n');
-}
-
-function markdown(machine: ReturnType<typeof machineInfo>, stack: StackHandle, sections: Section[], figures: LevelFigures[]): string {
-  return [
-    '# Benchmarks',
-    '',
-    'Written by `npm run bench` (bench/run.ts) from one run; rerun it to refresh this page. The bench starts a stack of its own',
-    '(Temporal dev server, FerretDB on SQLite, anvil, one worker, one API process) on free ports, raises the bench merchants\'',
-    'rate limits with per-merchant limits, onboards borrowers and prepares every voucher through the real `prepare_x402_payment`,',
-    'then captures over HTTP. Bars are the ones issue 4 sets; the x402 `exact` baseline is measured in the same run on the same anvil.',
-    '',
-    `- Machine: ${describeMachine(machine)}`,
-    `- Date: ${machine.date}`,
-    `- Stack: batch ${stack.config.BATCH_MAX_PAYMENTS} payments or ${stack.config.BATCH_MAX_WAIT_MS} ms, ${stack.config.CONFIRMATIONS} confirmation(s); the load generator runs on the same 2 cores.`,
-    '',
-    renderMarkdown(sections),
-    '### Where a capture\'s time goes',
-    '',
-    'Server-side phases of the capture handler (the API sends `Server-Timing` when `SERVER_TIMING=1`):',
-    '',
-    phaseTable(figures),
-    '',
-    'CPU each process spent per capture during the measured window (from /proc; the worker, Temporal and FerretDB also',
-    'process the payment workflows and batches the captures started):',
-    '',
-    cpuTable(figures),
-    '',
-  ].join('\n');
 }
 
 main().catch((err: unknown) => {

@@ -4,13 +4,14 @@ import { getAddress } from 'viem';
 import { createActivities } from '../activities/index.js';
 import { makeChainClients } from '../src/chain/clients.js';
 import type { ChainContext } from '../src/chain/settlement.js';
+import { SendQueue } from '../src/chain/send-queue.js';
 import { loadEnv, type Env } from '../src/config/env.js';
 import { createLogger } from '../src/observability/logger.js';
-import { createRegistry, workerMetrics } from '../src/observability/metrics.js';
+import { createRegistry, storeCommandCounter, workerMetrics } from '../src/observability/metrics.js';
 import { serveMetrics } from '../src/observability/metrics-server.js';
 import { connectStore } from '../src/store/mongo.js';
 import { connectTemporal } from '../src/temporal/client.js';
-import { BATCHER_WORKFLOW_ID, CAPTURE_SWEEPER_WORKFLOW_ID } from '../workflows/definitions.js';
+import { CAPTURE_SWEEPER_WORKFLOW_ID, settlementShardWorkflowId } from '../workflows/definitions.js';
 
 function chainContext(env: Env): ChainContext {
   if (!env.RPC_URL || !env.SETTLER_PRIVATE_KEY || !env.SETTLEMENT_CONTRACT_ADDRESS || !env.ASSET_ADDRESS) {
@@ -22,6 +23,7 @@ function chainContext(env: Env): ChainContext {
     publicClient: clients.publicClient,
     walletClient: clients.walletClient,
     account: clients.account,
+    sends: new SendQueue(),
     deployment: {
       chainId: env.CHAIN_ID,
       settlement: getAddress(env.SETTLEMENT_CONTRACT_ADDRESS),
@@ -38,10 +40,10 @@ function chainContext(env: Env): ChainContext {
 async function main() {
   const env = loadEnv();
   const logger = createLogger(env.LOG_LEVEL, { service: 'worker' });
-  const store = await connectStore(env.MONGODB_URI ?? `mongodb://127.0.0.1:${env.MONGODB_PORT}/`, env.MONGODB_DB);
+  const registry = createRegistry('worker');
+  const store = await connectStore(env.MONGODB_URI ?? `mongodb://127.0.0.1:${env.MONGODB_PORT}/`, env.MONGODB_DB, { onCommand: storeCommandCounter(registry) });
   const temporal = await connectTemporal(env.TEMPORAL_ADDRESS, env.TEMPORAL_NAMESPACE);
   const connection = await NativeConnection.connect({ address: env.TEMPORAL_ADDRESS });
-  const registry = createRegistry('worker');
   const metrics = workerMetrics(registry);
   // A busy port costs the metrics endpoint, never the worker.
   const metricsServer =
@@ -57,11 +59,14 @@ async function main() {
     temporal,
     taskQueue: env.TEMPORAL_TASK_QUEUE,
     chain: chainContext(env),
+    shards: env.SETTLEMENT_SHARDS,
     settings: {
       maxPayments: env.BATCH_MAX_PAYMENTS,
       maxWaitMs: env.BATCH_MAX_WAIT_MS,
       maxAttempts: env.BATCH_MAX_ATTEMPTS,
       confirmations: env.CONFIRMATIONS,
+      maxPaymentsUnderBacklog: env.BATCH_MAX_PAYMENTS_UNDER_BACKLOG,
+      shardPollMs: env.SETTLEMENT_POLL_MS,
     },
   });
   const worker = await Worker.create({
@@ -73,9 +78,17 @@ async function main() {
     bundlerOptions: { ignoreModules: [] },
   });
 
-  await temporal.workflow
-    .start('batcherWorkflow', { workflowId: BATCHER_WORKFLOW_ID, taskQueue: env.TEMPORAL_TASK_QUEUE, args: [{ queue: [] }], workflowIdConflictPolicy: 'USE_EXISTING' })
-    .catch((err: unknown) => logger.warn('batcher start deferred', { error: err }));
+  // The legacy single batcher is started only by payments captured before settlement shards.
+  for (let shard = 0; shard < env.SETTLEMENT_SHARDS; shard++) {
+    await temporal.workflow
+      .start('settlementShardWorkflow', {
+        workflowId: settlementShardWorkflowId(shard),
+        taskQueue: env.TEMPORAL_TASK_QUEUE,
+        args: [{ shard, shards: env.SETTLEMENT_SHARDS }],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+      })
+      .catch((err: unknown) => logger.warn('settlement shard start deferred', { shard, error: err }));
+  }
   await temporal.workflow
     .start('captureSweeperWorkflow', {
       workflowId: CAPTURE_SWEEPER_WORKFLOW_ID,

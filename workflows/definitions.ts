@@ -1,8 +1,10 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type { PaymentState } from '../src/domain/payment.js';
+import type { BatchOutcome, PaymentState } from '../src/domain/payment.js';
 
 /** Names shared by workflows, activities and the API; importing this file pulls in no workflow code. */
+/** The single batcher of the code before settlement shards; it only drains payments captured then. */
 export const BATCHER_WORKFLOW_ID = 'settlement-batcher';
+export const settlementShardWorkflowId = (shard: number): string => `settlement-shard-${shard}`;
 export const CAPTURE_SWEEPER_WORKFLOW_ID = 'capture-sweeper';
 
 export interface PaymentWorkflowInput {
@@ -56,6 +58,25 @@ export const batchSubmittedSignal = defineSignal<[BatchSubmitted]>('batchSubmitt
 export const batchConfirmedSignal = defineSignal<[BatchConfirmed]>('batchConfirmed');
 export const batchRequeuedSignal = defineSignal<[BatchRequeued]>('batchRequeued');
 export const paymentFailedSignal = defineSignal<[PaymentFailed]>('paymentFailed');
+
+/** The one signal a payment workflow gets from its settlement shard: how its batch ended. */
+export const paymentSettledSignal = defineSignal<[BatchOutcome]>('paymentSettled');
+
+export interface SettlementShardInput {
+  shard: number;
+  /** Informational: the count in force is read from the worker's settings at each run. */
+  shards: number;
+  batchesSettled?: number;
+  paymentsSettled?: number;
+}
+
+export interface ShardState {
+  shard: number;
+  inFlight: { batchId: string; payments: number; attempt: number; transaction?: string } | null;
+  batchesSettled: number;
+  paymentsSettled: number;
+}
+export const shardStateQuery = defineQuery<ShardState>('state');
 
 export const enqueuePaymentSignal = defineSignal<[QueuedPayment]>('enqueuePayment');
 export const batcherStateQuery = defineQuery<BatcherState>('state');

@@ -4,3 +4,4 @@ export { onboardingWorkflow } from './onboarding.js';
 export { spendIntentWorkflow } from './spend-intent.js';
 export { repaymentWorkflow } from './repayment.js';
 export { captureSweeperWorkflow } from './capture-sweeper.js';
+export { settlementShardWorkflow } from './settlement-shard.js';

@@ -1,4 +1,6 @@
 import type { CaptureFinisher } from '../payments/finish-capture.js';
+import type { PaymentStatusCache } from '../payments/status-cache.js';
+import type { CaptureAdmission } from './capture-admission.js';
 import type { Client } from '@temporalio/client';
 import type { Env } from '../config/env.js';
 import type { JwtVerifier } from '../auth/merchant-jwt.js';
@@ -39,5 +41,9 @@ export interface AppDeps {
   metrics?: { registry: Registry; api: ApiMetrics };
   /** Starts captured payments' workflows after the answer; absent, capture awaits the start itself. */
   captureFinisher?: CaptureFinisher;
+  /** Facts status polls remember between polls; absent, a module-wide cache is used. */
+  statusCache?: PaymentStatusCache;
+  /** Sheds captures under overload; absent, every capture is admitted. */
+  captureAdmission?: CaptureAdmission;
   nowMs(): number;
 }

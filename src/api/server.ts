@@ -9,14 +9,17 @@ import { createApp } from './app.js';
 import { clientErrorHandler } from './client-errors.js';
 import { loadSettlementInfo } from './settlement-info.js';
 import { loadOrCreateOAuthKeys } from '../auth/oauth/keys.js';
-import { apiMetrics, createRegistry } from '../observability/metrics.js';
+import { apiMetrics, createRegistry, storeCommandCounter } from '../observability/metrics.js';
 import { BackgroundCaptureFinisher } from '../payments/finish-capture.js';
 import { startSlotSweeper } from './slot-sweeper.js';
+import { CaptureAdmission } from './capture-admission.js';
+import { PaymentStatusCache } from '../payments/status-cache.js';
 
 async function main() {
   const env = loadEnv();
   const logger = createLogger(env.LOG_LEVEL, { service: 'api' });
-  const store = await connectStore(env.MONGODB_URI ?? `mongodb://127.0.0.1:${env.MONGODB_PORT}/`, env.MONGODB_DB);
+  const registry = createRegistry('api');
+  const store = await connectStore(env.MONGODB_URI ?? `mongodb://127.0.0.1:${env.MONGODB_PORT}/`, env.MONGODB_DB, { onCommand: storeCommandCounter(registry) });
   const temporal = await connectTemporal(env.TEMPORAL_ADDRESS, env.TEMPORAL_NAMESPACE);
   const settlement = await loadSettlementInfo(env);
   const verifyJwt = createMerchantJwtVerifier({
@@ -26,10 +29,17 @@ async function main() {
     ...(env.MERCHANT_JWT_PUBLIC_JWK ? { publicJwk: JSON.parse(env.MERCHANT_JWT_PUBLIC_JWK) as JWK } : {}),
   });
   const oauthKeys = await loadOrCreateOAuthKeys(store);
-  const registry = createRegistry('api');
   const metrics = { registry, api: apiMetrics(registry) };
   const captureFinisher = new BackgroundCaptureFinisher({ temporal, taskQueue: env.TEMPORAL_TASK_QUEUE }, logger);
-  const app = createApp({ env, store, temporal, verifyJwt, logger, settlement, oauthKeys, metrics, captureFinisher, nowMs: () => Date.now() });
+  const captureAdmission = new CaptureAdmission(
+    store.c,
+    { maxInFlight: env.CAPTURE_MAX_IN_FLIGHT, maxBacklog: env.SETTLEMENT_MAX_BACKLOG, shards: env.SETTLEMENT_SHARDS },
+    metrics.api,
+  );
+  const statusCache = new PaymentStatusCache();
+  const app = createApp({
+    env, store, temporal, verifyJwt, logger, settlement, oauthKeys, metrics, captureFinisher, captureAdmission, statusCache, nowMs: () => Date.now(),
+  });
   const slotSweeper = startSlotSweeper(store.c, logger);
   const server = createServer(app.callback());
   server.on('clientError', clientErrorHandler(logger));

@@ -4,7 +4,7 @@ import { creditSettlementAbi } from './abi.js';
 import type { Deployment } from './deploy.js';
 import { contractRevert } from './errors.js';
 import { uuidToBytes32 } from '../domain/ids.js';
-import type { ChainContext } from './settlement.js';
+import { sendSerially, type ChainContext } from './settlement.js';
 
 /** An EIP-3009 authorization message (TransferWithAuthorization and ReceiveWithAuthorization share the fields). */
 export interface Eip3009Authorization {
@@ -93,7 +93,7 @@ export async function repayWithAuthorization(
   } as const;
   try {
     const { request } = await ctx.publicClient.simulateContract(call);
-    return await ctx.walletClient.writeContract(request);
+    return await sendSerially(ctx, () => ctx.walletClient.writeContract(request));
   } catch (err) {
     const revert = contractRevert(err);
     if (revert) throw new RepaymentRevertedError(revert.errorName, `repayWithAuthorization reverted: ${revert.message}`);

@@ -16,12 +16,20 @@ import type { ChainPublicClient, ChainWalletClient } from './clients.js';
 import type { Deployment } from './deploy.js';
 import { contractRevert } from './errors.js';
 import { bytes32ToUuid, uuidToBytes32 } from '../domain/ids.js';
+import type { SendQueue } from './send-queue.js';
 
 export interface ChainContext {
   publicClient: ChainPublicClient;
   walletClient: ChainWalletClient;
   account: Account;
   deployment: Deployment;
+  /** The settler key's send queue, shared by everything in the process that sends with it. */
+  sends?: SendQueue;
+}
+
+/** Sends through the context's queue when it has one. */
+export function sendSerially<T>(ctx: Pick<ChainContext, 'sends'>, send: () => Promise<T>): Promise<T> {
+  return ctx.sends ? ctx.sends.run(send) : send();
 }
 
 /** What read-only calls need. */
@@ -107,7 +115,7 @@ export async function submitSettleBatch(ctx: ChainContext, batchId: string, item
     const { result, request } = await ctx.publicClient.simulateContract(call);
     if (!result) return { kind: 'already_settled' };
     const estimate = await ctx.publicClient.estimateContractGas(call);
-    const txHash = await ctx.walletClient.writeContract({ ...request, gas: estimate + estimate / 5n + 10_000n });
+    const txHash = await sendSerially(ctx, () => ctx.walletClient.writeContract({ ...request, gas: estimate + estimate / 5n + 10_000n }));
     return { kind: 'sent', txHash };
   } catch (err) {
     const revert = contractRevert(err);

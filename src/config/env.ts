@@ -51,6 +51,16 @@ export const EnvSchema = z.object({
   BATCH_MAX_PAYMENTS: intFromEnv(100, 1),
   BATCH_MAX_WAIT_MS: intFromEnv(5000, 10),
   BATCH_MAX_ATTEMPTS: intFromEnv(3, 1),
+  /** Under a backlog a batch may take up to this many payments (gas per payment falls as batches grow). */
+  BATCH_MAX_PAYMENTS_UNDER_BACKLOG: intFromEnv(400, 1),
+  /** Settlement shards: each has its own queue and workflow (settlement-shard-<n>); API and worker must agree. */
+  SETTLEMENT_SHARDS: intFromEnv(2, 1),
+  /** How often a shard looks at its queue while a batch gathers. */
+  SETTLEMENT_POLL_MS: intFromEnv(200, 10),
+  /** Captures are shed (503 + Retry-After) while more accepted payments than this wait for settlement. */
+  SETTLEMENT_MAX_BACKLOG: intFromEnv(3000, 1),
+  /** Captures one API process works on at once; more are shed at once rather than queued. */
+  CAPTURE_MAX_IN_FLIGHT: intFromEnv(48, 1),
   /** The worker's sweeper finishes a capture still CAPTURING after this long (the API normally does it at once). */
   CAPTURE_SWEEP_AFTER_SECONDS: intFromEnv(30, 1),
   CAPTURE_SWEEP_INTERVAL_SECONDS: intFromEnv(10, 1),

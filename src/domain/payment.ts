@@ -122,3 +122,43 @@ export function nextPaymentState(state: PaymentState, event: PaymentEvent): Paym
       return illegal();
   }
 }
+
+/** How a settlement shard's batch ended, as it tells each payment workflow in it (one signal each). */
+export type BatchOutcome =
+  | { status: 'CONFIRMED'; batchId: string; transaction: string; blockNumber: string; confirmedAt: string }
+  | { status: 'FAILED'; batchId: string; failureReason: string; transaction?: string };
+
+export function settledPaymentState(o: BatchOutcome, attempts = 1): PaymentState {
+  return o.status === 'CONFIRMED'
+    ? { status: 'CONFIRMED', attempts, batchId: o.batchId, transaction: o.transaction, blockNumber: o.blockNumber, confirmedAt: o.confirmedAt }
+    : { status: 'FAILED', attempts, batchId: o.batchId, failureReason: o.failureReason, ...(o.transaction ? { transaction: o.transaction } : {}) };
+}
+
+/** A batch's recorded state as the state of each payment in it (a batch being retried is QUEUED again). */
+export interface BatchView {
+  _id: string;
+  status: 'SUBMITTED' | 'CONFIRMED' | 'FAILED' | 'RETRYING';
+  transaction?: string;
+  blockNumber?: string;
+  confirmedAt?: Date;
+  failureReason?: string;
+}
+
+export function paymentStateInBatch(b: BatchView): PaymentState {
+  switch (b.status) {
+    case 'RETRYING':
+      return { status: 'QUEUED', attempts: 1 };
+    case 'SUBMITTED':
+      return { status: 'SUBMITTED', attempts: 1, batchId: b._id, ...(b.transaction ? { transaction: b.transaction } : {}) };
+    case 'CONFIRMED':
+      return settledPaymentState({
+        status: 'CONFIRMED',
+        batchId: b._id,
+        transaction: b.transaction ?? '',
+        blockNumber: b.blockNumber ?? '',
+        confirmedAt: (b.confirmedAt ?? new Date(0)).toISOString(),
+      });
+    case 'FAILED':
+      return settledPaymentState({ status: 'FAILED', batchId: b._id, failureReason: b.failureReason ?? 'settlement failed', ...(b.transaction ? { transaction: b.transaction } : {}) });
+  }
+}

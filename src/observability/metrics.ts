@@ -1,9 +1,15 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /**
  * Prometheus metrics. Each process (API, worker) has its own registry and serves it itself;
  * names are prefixed x402_ and labels stay low-cardinality (no ids, never secrets).
  */
+/** Every command a process sends to the store, by command name (find, insert, update, ...). */
+export function storeCommandCounter(registry: Registry): (commandName: string) => void {
+  const counter = new Counter({ name: 'x402_store_commands_total', help: 'Commands sent to the store, by command', labelNames: ['command'], registers: [registry] });
+  return (command) => counter.inc({ command });
+}
+
 export function createRegistry(service: 'api' | 'worker'): Registry {
   const registry = new Registry();
   registry.setDefaultLabels({ service });
@@ -44,6 +50,12 @@ export function apiMetrics(registry: Registry) {
       labelNames: ['result'],
       registers: [registry],
     }),
+    capturesShed: new Counter({
+      name: 'x402_captures_shed_total',
+      help: 'Captures answered 503 before any work because of overload, by cause (in_flight, backlog)',
+      labelNames: ['cause'],
+      registers: [registry],
+    }),
     mcpToolCalls: new Counter({
       name: 'x402_mcp_tool_calls_total',
       help: 'MCP tool calls by tool and outcome (ok, or the error code)',
@@ -74,6 +86,12 @@ export function workerMetrics(registry: Registry) {
       name: 'x402_batches_total',
       help: 'settleBatch outcomes: confirmed, requeued (revert or dropped)',
       labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    settlementBacklog: new Gauge({
+      name: 'x402_settlement_backlog',
+      help: 'Accepted payments waiting in a settlement shard queue, by shard',
+      labelNames: ['shard'],
       registers: [registry],
     }),
     workflowFailures: new Counter({

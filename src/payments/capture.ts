@@ -11,6 +11,7 @@ import { claimIdempotencyKey, idempotencyId, releaseIdempotencyKey } from '../st
 import { isDuplicateKey } from '../store/mongo.js';
 import { deleteUnacceptedPayment, findPayment, findPaymentByVoucher, insertPayment } from '../store/payments.js';
 import { consumeSpendIntent } from '../store/spend-intents.js';
+import { dequeueRefused, enqueueForSettlement } from '../store/settlement-queue.js';
 import { loadVerificationContext } from './context.js';
 import { toReceipt } from './receipt.js';
 import { finishCapture } from './finish-capture.js';
@@ -98,15 +99,20 @@ async function admit(deps: AppDeps, req: CaptureRequest, paymentId: string, now:
 }
 
 /**
- * Consumes the spend intent (the last check, and the one that makes the payment the borrower's),
- * then has the workflow started: after the answer when a background finisher is configured, before
- * it otherwise.
+ * Puts the payment in its settlement shard's queue, then consumes the spend intent (the last
+ * check, and the one that makes the payment the borrower's; the shard settles only entries whose
+ * intent this payment consumed), then has the workflow started: after the answer when a background
+ * finisher is configured, before it otherwise. Enqueuing first means a crash between the two
+ * leaves an entry the worker's sweeper decides, never an accepted payment nobody settles.
  */
 async function accept(deps: AppDeps, doc: PaymentDoc, timer?: PhaseTimer): Promise<Receipt> {
   const c = deps.store.c;
+  const shards = deps.env.SETTLEMENT_SHARDS;
+  await enqueueForSettlement(c, shards, doc);
+  timer?.mark('enqueue');
   const consumed = await consumeSpendIntent(c, doc.spendIntentId, doc.voucherId, doc._id);
   if (consumed === 'not_available') {
-    await deleteUnacceptedPayment(c, doc._id);
+    await Promise.all([dequeueRefused(c, shards, doc._id), deleteUnacceptedPayment(c, doc._id)]);
     throw ApiError.paymentRejected('voucher_already_used');
   }
   timer?.mark('consume_intent');

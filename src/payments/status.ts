@@ -1,37 +1,56 @@
 import type { AppDeps } from '../api/deps.js';
 import { ApiError } from '../domain/errors.js';
 import { isUuid } from '../domain/ids.js';
-import type { PaymentState, Receipt } from '../domain/payment.js';
+import { paymentStateInBatch, type Receipt } from '../domain/payment.js';
+import type { PaymentDoc } from '../store/documents.js';
 import { findPayment } from '../store/payments.js';
+import { findBatch, findClaim } from '../store/settlement-queue.js';
 import { findSpendIntentFate } from '../store/spend-intents.js';
-import { paymentStatusQuery } from '../../workflows/definitions.js';
+import { PaymentStatusCache } from './status-cache.js';
 import { toReceipt } from './receipt.js';
 
-const QUERY_DEADLINE_MS = 2000;
+const fallbackCache = new PaymentStatusCache();
 
 /**
- * Answers a status poll from the payment workflow's own state. When the workflow cannot be
- * queried (no worker running), the store's projection, which the workflow keeps, answers instead.
- * Another merchant's payment is indistinguishable from a missing one.
+ * Answers a status poll from the state the workflows record, without a worker round trip: a
+ * payment waits QUEUED until its settlement shard claims it for a batch; from then on its state is
+ * the batch's (SUBMITTED, CONFIRMED, FAILED, or QUEUED again while a reverted or dropped batch is
+ * retried), which the shard's activities record as the batch moves and before they signal the
+ * payment workflows. Once terminal, the payment's own projection answers. Payments captured before
+ * settlement shards keep the projection their workflow writes. Another merchant's payment is
+ * indistinguishable from a missing one.
  */
 export async function paymentStatus(deps: AppDeps, merchantId: string, paymentId: string): Promise<Receipt> {
   if (!isUuid(paymentId)) throw ApiError.notFound('payment');
-  const doc = await findPayment(deps.store.c, paymentId.toLowerCase());
+  const c = deps.store.c;
+  const cache = deps.statusCache ?? fallbackCache;
+  const id = paymentId.toLowerCase();
+  const doc = cache.payments.get(id) ?? (await findPayment(c, id));
   if (!doc || doc.merchantId !== merchantId) throw ApiError.notFound('payment');
-  if (doc.status === 'CAPTURING') {
-    // Accepted (its spend intent consumed) but the workflow is still starting: QUEUED. Otherwise the
-    // capture is still being checked, and the payment does not exist yet.
-    const fate = await findSpendIntentFate(deps.store.c, doc.spendIntentId);
-    if (fate?.fate !== 'CONSUMED' || fate.paymentId !== doc._id) throw ApiError.notFound('payment');
+  if (doc.status === 'CONFIRMED' || doc.status === 'FAILED') {
+    cache.payments.set(id, doc);
     return toReceipt(doc);
   }
-  let state: PaymentState | undefined;
-  try {
-    state = await deps.temporal.withDeadline(Date.now() + QUERY_DEADLINE_MS, () =>
-      deps.temporal.workflow.getHandle(doc._id).query(paymentStatusQuery),
-    );
-  } catch (err) {
-    deps.logger.warn('payment workflow query failed; answering from the store', { paymentId: doc._id, error: err });
+  if (doc.status !== 'CAPTURING') return toReceipt(doc); // a legacy workflow's projection, still moving
+  if (!cache.accepted.get(id)) {
+    // Accepted once its spend intent is consumed by it; before that the capture is still being checked.
+    const fate = await findSpendIntentFate(c, doc.spendIntentId);
+    if (fate?.fate !== 'CONSUMED' || fate.paymentId !== doc._id) throw ApiError.notFound('payment');
+    cache.accepted.set(id, true);
+    cache.payments.set(id, doc);
   }
-  return toReceipt(doc, state);
+  return receiptFromBatch(deps, cache, doc);
+}
+
+async function receiptFromBatch(deps: AppDeps, cache: PaymentStatusCache, doc: PaymentDoc): Promise<Receipt> {
+  const c = deps.store.c;
+  let claim = cache.claims.get(doc._id);
+  if (!claim) {
+    claim = (await findClaim(c, doc._id)) ?? undefined;
+    if (!claim) return toReceipt(doc);
+    cache.claims.set(doc._id, claim);
+  }
+  const batchId = claim.batchId;
+  const batch = await cache.batch(batchId, deps.nowMs(), () => findBatch(c, batchId));
+  return batch ? toReceipt(doc, paymentStateInBatch(batch)) : toReceipt(doc);
 }

@@ -82,3 +82,26 @@ export async function findOrCreateBorrowerByWallet(c: Collections, wallet: strin
   // Idempotent: a crash between the two inserts is healed by the next sign-in.
   return insertOnce(c.borrowers, doc);
 }
+
+/**
+ * Closes many holds of one borrower in one write (a settled batch books each borrower once):
+ * each hold's credit goes into `debt` (confirmed) or back to `available` (failed). Holds already
+ * closed are skipped, so a retried booking changes nothing. Returns the holds it closed.
+ */
+export function closeHolds(c: Collections, borrowerId: string, holdIds: readonly string[], into: 'available' | 'debt'): Promise<string[]> {
+  return changeBorrower(c, borrowerId, (b) => {
+    if (!b) return { result: [] };
+    const holds = { ...b.holds };
+    const closed: string[] = [];
+    let sum = 0;
+    for (const id of holdIds) {
+      const amount = holds[id];
+      if (amount === undefined) continue;
+      sum += amount;
+      closed.push(id);
+      delete holds[id];
+    }
+    if (closed.length === 0) return { result: [] };
+    return { result: closed, change: { holds, [into]: b[into] + sum } };
+  });
+}

@@ -17,6 +17,9 @@ import type {
   WalletDoc,
   SpendIntentFateDoc,
   SettlementClaimDoc,
+  SettlementQueueDoc,
+  BatchDoc,
+  ShardStatusDoc,
   LockDoc,
 } from './documents.js';
 
@@ -39,7 +42,13 @@ export interface Collections {
   spendIntentFates: Collection<SpendIntentFateDoc>;
   settlementClaims: Collection<SettlementClaimDoc>;
   locks: Collection<LockDoc>;
+  batches: Collection<BatchDoc>;
+  shardStatus: Collection<ShardStatusDoc>;
+  /** The settlement queue of one shard (see SettlementQueueDoc). */
+  settlementQueue(shard: number): Collection<SettlementQueueDoc>;
 }
+
+export const SETTLEMENT_QUEUE_PREFIX = 'settlement_queue_';
 
 export function collections(db: Db): Collections {
   return {
@@ -61,6 +70,9 @@ export function collections(db: Db): Collections {
     spendIntentFates: db.collection<SpendIntentFateDoc>('spend_intent_fates'),
     settlementClaims: db.collection<SettlementClaimDoc>('settlement_claims'),
     locks: db.collection<LockDoc>('locks'),
+    batches: db.collection<BatchDoc>('settlement_batches'),
+    shardStatus: db.collection<ShardStatusDoc>('settlement_shards'),
+    settlementQueue: (shard: number) => db.collection<SettlementQueueDoc>(`${SETTLEMENT_QUEUE_PREFIX}${shard}`),
   };
 }
 

@@ -223,6 +223,51 @@ export interface SettlementClaimDoc {
   at: Date;
 }
 
+/**
+ * An accepted (or being accepted) capture waiting for settlement, in its shard's queue
+ * (settlement_queue_<shard>). Written by capture before the spend intent is consumed, removed when
+ * its batch ends; so the queues hold only pending payments and a full scan of one stays O(backlog).
+ */
+export interface SettlementQueueDoc {
+  _id: string;
+  spendIntentId: string;
+  borrowerId: string;
+  merchantId: string;
+  payTo: string;
+  amount: string;
+  /** What the payment workflow is started with if it has to be started by the settler. */
+  workflow: {
+    asset: string;
+    network: string;
+    orderRef: string;
+    capturedAt: string;
+  };
+  at: Date;
+}
+
+export type BatchStatus = 'SUBMITTED' | 'CONFIRMED' | 'FAILED' | 'RETRYING';
+
+/** A shard's batch as its workflow last saw it: what status polls read for every payment in it. */
+export interface BatchDoc {
+  _id: string;
+  shard: number;
+  status: BatchStatus;
+  payments: number;
+  transaction?: string;
+  blockNumber?: string;
+  confirmedAt?: Date;
+  failureReason?: string;
+  updatedAt: Date;
+}
+
+/** One shard's queue length, written by the shard as it gathers; captures are shed on the sum. */
+export interface ShardStatusDoc {
+  _id: string;
+  shard: number;
+  pending: number;
+  at: Date;
+}
+
 export interface IdempotencyDoc {
   /** `${merchantId}:${idempotencyKey}` */
   _id: string;

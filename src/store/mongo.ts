@@ -9,8 +9,17 @@ export interface Store {
   close(): Promise<void>;
 }
 
-export async function connectStore(uri: string, dbName: string): Promise<Store> {
-  const client = new MongoClient(uri, { maxPoolSize: 50, serverSelectionTimeoutMS: 5000, appName: 'credit-facilitator' });
+export interface StoreOptions {
+  /** Called with the name of every command sent (for the store-commands metric). */
+  onCommand?: (commandName: string) => void;
+}
+
+export async function connectStore(uri: string, dbName: string, opts: StoreOptions = {}): Promise<Store> {
+  const client = new MongoClient(uri, { maxPoolSize: 50, serverSelectionTimeoutMS: 5000, appName: 'credit-facilitator', monitorCommands: opts.onCommand !== undefined });
+  if (opts.onCommand) {
+    const count = opts.onCommand;
+    client.on('commandStarted', (e) => count(e.commandName));
+  }
   await client.connect();
   const db = client.db(dbName);
   const c = collections(db);

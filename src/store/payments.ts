@@ -1,3 +1,4 @@
+import type { BatchOutcome } from '../domain/payment.js';
 import type { Collections } from './collections.js';
 import type { PaymentDoc } from './documents.js';
 import { isDuplicateKey } from './mongo.js';
@@ -58,4 +59,21 @@ export async function claimPaymentsForBatch(c: Collections, batchId: string, pay
   );
   const docs = await Promise.all(paymentIds.filter((_, i) => claimed[i]).map((id) => findPayment(c, id)));
   return docs.filter((d): d is PaymentDoc => d !== null);
+}
+
+/**
+ * Writes a finished batch's outcome onto each of its payments' projections in one command (one
+ * update by _id per payment). The batch's shard is these payments' only writer after capture.
+ */
+export async function recordBatchProjections(c: Collections, paymentIds: readonly string[], o: BatchOutcome): Promise<void> {
+  if (paymentIds.length === 0) return;
+  const now = new Date();
+  const set =
+    o.status === 'CONFIRMED'
+      ? { status: o.status, batchId: o.batchId, transaction: o.transaction, blockNumber: o.blockNumber, confirmedAt: new Date(o.confirmedAt), updatedAt: now }
+      : { status: o.status, batchId: o.batchId, failureReason: o.failureReason, ...(o.transaction ? { transaction: o.transaction } : {}), updatedAt: now };
+  await c.payments.bulkWrite(
+    paymentIds.map((id) => ({ updateOne: { filter: { _id: id }, update: { $set: set } } })),
+    { ordered: false },
+  );
 }

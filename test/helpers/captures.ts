@@ -1,3 +1,4 @@
+import { paymentStateInBatch, type PaymentState } from '../../src/domain/payment.js';
 import assert from 'node:assert/strict';
 import type { PaymentDoc } from '../../src/store/documents.js';
 import type { CapturedPayment } from './ledger.js';
@@ -42,19 +43,37 @@ export async function capturePayments(w: World, p: Parties, amounts: bigint[]): 
   return captureVouchers(w, p, await prepareVouchers(w, p, amounts));
 }
 
-/** A payment's projection plus the batch its settlement claim binds it to (settlement_claims). */
+/**
+ * A payment as a status poll sees it: its projection, and while it is not terminal the state of
+ * the batch its settlement claim binds it to (settlement_claims, settlement_batches).
+ */
 export type PaymentView = PaymentDoc & { settlementBatchId?: string };
 
 type DocTest = (doc: PaymentView) => boolean;
 
-/** The payments' documents joined with their settlement claims. */
+/** The payments' documents joined with their settlement claims and their batches' recorded state. */
 export async function paymentViews(w: World, ids: string[]): Promise<PaymentView[]> {
   const [docs, claims] = await Promise.all([
     w.store.c.payments.find({ _id: { $in: ids } }).toArray(),
     w.store.c.settlementClaims.find({ _id: { $in: ids } }).toArray(),
   ]);
   const batchOf = new Map(claims.map((c) => [c._id, c.batchId]));
-  return docs.map((d) => (batchOf.has(d._id) ? { ...d, settlementBatchId: batchOf.get(d._id) as string } : d));
+  const batches = await w.store.c.batches.find({ _id: { $in: [...new Set(batchOf.values())] } }).toArray();
+  const batchById = new Map(batches.map((b) => [b._id, b]));
+  return docs.map((d) => {
+    const batchId = batchOf.get(d._id);
+    const view: PaymentView = batchId ? { ...d, settlementBatchId: batchId } : { ...d };
+    if (d.status !== 'CAPTURING') return view; // terminal, or a legacy workflow's own projection
+    const batch = batchId ? batchById.get(batchId) : undefined;
+    const state: PaymentState = batch ? paymentStateInBatch(batch) : { status: 'QUEUED', attempts: 0 };
+    const { transaction: _t, batchId: _b, ...rest } = view;
+    return {
+      ...rest,
+      status: state.status,
+      ...(state.batchId ? { batchId: state.batchId } : {}),
+      ...(state.transaction ? { transaction: state.transaction } : {}),
+    };
+  });
 }
 
 /** Polls the store until every payment's projection satisfies `ok`; returns the docs. */

@@ -63,9 +63,11 @@ export function facilitatorRouter(deps: AppDeps): Router {
     },
   );
 
+  const admission = deps.captureAdmission?.middleware() ?? ((_ctx: Context, next: Next) => next());
   router.post(
     '/capture',
     serverTiming(env.SERVER_TIMING),
+    admission,
     requireMerchant(deps, PERMISSIONS.settleCreate),
     countCaptures(deps),
     rateLimit(deps, 'capture', { perMinute: env.RATE_LIMIT_CAPTURE_PER_MIN, burst: env.RATE_LIMIT_CAPTURE_BURST }),

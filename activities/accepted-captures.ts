@@ -1,0 +1,28 @@
+import type { Collections } from '../src/store/collections.js';
+import type { SettlementQueueDoc } from '../src/store/documents.js';
+import { findSpendIntentFate } from '../src/store/spend-intents.js';
+
+const MAX_REMEMBERED = 200_000;
+
+/**
+ * Which queue entries are accepted captures: the spend intent's fate says CONSUMED by this payment.
+ * A capture enqueues before it consumes, so an entry may still be deciding (or have lost); only
+ * accepted ones settle. Once accepted always accepted, so the answer is remembered in the process
+ * until the payment's batch ends: each entry costs one fate read per worker process.
+ */
+export class AcceptedCaptures {
+  private readonly known = new Set<string>();
+
+  async filter(c: Collections, entries: readonly SettlementQueueDoc[]): Promise<SettlementQueueDoc[]> {
+    const unknown = entries.filter((e) => !this.known.has(e._id));
+    const fates = await Promise.all(unknown.map((e) => findSpendIntentFate(c, e.spendIntentId)));
+    const acceptedNow = new Set(unknown.filter((e, i) => fates[i]?.fate === 'CONSUMED' && fates[i]?.paymentId === e._id).map((e) => e._id));
+    for (const id of acceptedNow) if (this.known.size < MAX_REMEMBERED) this.known.add(id);
+    return entries.filter((e) => this.known.has(e._id) || acceptedNow.has(e._id));
+  }
+
+  forget(paymentIds: readonly string[]): void {
+    for (const id of paymentIds) this.known.delete(id);
+  }
+}
+

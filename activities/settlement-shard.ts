@@ -1,0 +1,158 @@
+import { Context } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
+import type { SettlementItem } from '../src/chain/settlement.js';
+import { submitSettleBatch } from '../src/chain/settlement.js';
+import type { BatchOutcome } from '../src/domain/payment.js';
+import type { WorkerMetrics } from '../src/observability/metrics.js';
+import { closeHolds } from '../src/store/borrowers.js';
+import type { SettlementQueueDoc } from '../src/store/documents.js';
+import type { Store } from '../src/store/mongo.js';
+import { findPayment } from '../src/store/payments.js';
+import { claimForBatch, queueEntryOf, queuesServedBy, readQueues, recordBatch, recordShardBacklog, removeFromQueues } from '../src/store/settlement-queue.js';
+import { recordBatchProjections } from '../src/store/payments.js';
+import { notifyPayments } from '../src/payments/notify-payments.js';
+import { AcceptedCaptures } from './accepted-captures.js';
+import { confirmOnChain, type ConfirmationResult, type SettlementActivityDeps } from './settlement.js';
+
+export interface ShardActivityDeps extends SettlementActivityDeps {
+  temporal: Client;
+  taskQueue: string;
+  metrics?: WorkerMetrics;
+  /** Which queue entries are accepted captures (their spend intent consumed by them); shared with the sweeper. */
+  accepted: AcceptedCaptures;
+}
+
+export interface ShardBatchRef {
+  shard: number;
+  batchId: string;
+  paymentIds: string[];
+  queues: number[];
+}
+
+const IDLE_RETURN_MS = 60_000;
+const BACKLOG_REPORT_MS = 1_000;
+
+export function createShardActivities(deps: ShardActivityDeps) {
+  const c = deps.store.c;
+  // A batch's queue entries from gathering to its end, so submit and end need not read them again.
+  // A worker restart loses it; batchItems then reads the queues (or the payments) instead.
+  const items = new Map<string, SettlementQueueDoc[]>();
+
+  async function batchItems(ref: ShardBatchRef): Promise<SettlementQueueDoc[]> {
+    const cached = items.get(ref.batchId);
+    if (cached) return cached;
+    const wanted = new Set(ref.paymentIds);
+    const found = (await readQueues(c, ref.queues)).filter((e) => wanted.has(e._id));
+    const have = new Set(found.map((e) => e._id));
+    const missing = ref.paymentIds.filter((id) => !have.has(id));
+    // Entries leave the queue only when their batch ended: a retried end finds the payments instead.
+    const docs = await Promise.all(missing.map((id) => findPayment(c, id)));
+    for (const d of docs) if (d) found.push(queueEntryOf(d));
+    items.set(ref.batchId, found);
+    return found;
+  }
+
+  return {
+    /**
+     * Waits until the shard's accepted payments fill a batch or the oldest has waited the batch
+     * window, then claims them for batchId. Under a backlog a batch takes up to
+     * maxPaymentsUnderBacklog. Returns no payments after a minute without any.
+     */
+    async gatherBatch(input: { shard: number; shards: number; batchId: string }): Promise<{ paymentIds: string[]; queues: number[] }> {
+      const ctx = Context.current();
+      const s = deps.settings;
+      const queues = await queuesServedBy(deps.store.db, input.shard, input.shards);
+      const started = Date.now();
+      let reportedAt = 0;
+      for (;;) {
+        const entries = await readQueues(c, queues);
+        const now = Date.now();
+        if (now - reportedAt >= BACKLOG_REPORT_MS) {
+          reportedAt = now;
+          deps.metrics?.settlementBacklog.set({ shard: String(input.shard) }, entries.length);
+          await recordShardBacklog(c, input.shard, entries.length);
+        }
+        const ready = await deps.accepted.filter(c, entries);
+        const oldest = ready[0];
+        if (oldest && (ready.length >= s.maxPayments || now - oldest.at.getTime() >= s.maxWaitMs)) {
+          const cap = ready.length >= 2 * s.maxPayments ? Math.max(s.maxPayments, s.maxPaymentsUnderBacklog) : s.maxPayments;
+          const chosen = ready.slice(0, cap);
+          const held = await claimForBatch(c, input.batchId, chosen.map((e) => e._id));
+          const taken = chosen.filter((e) => held.has(e._id));
+          // Claimed by another batch (which settles them): they are not this queue's to settle.
+          const elsewhere = chosen.filter((e) => !held.has(e._id)).map((e) => e._id);
+          await removeFromQueues(c, queues, elsewhere);
+          if (taken.length > 0) {
+            items.set(input.batchId, taken);
+            return { paymentIds: taken.map((e) => e._id), queues };
+          }
+        }
+        if (now - started >= IDLE_RETURN_MS && ready.length === 0) return { paymentIds: [], queues };
+        ctx.heartbeat();
+        await ctx.sleep(s.shardPollMs);
+      }
+    },
+
+    /** Broadcasts the batch's settleBatch (a batch already settled on chain is not sent again). */
+    async submitShardBatch(ref: ShardBatchRef): Promise<{ transaction?: string }> {
+      const entries = await batchItems(ref);
+      const settlementItems: SettlementItem[] = entries.map((e) => ({
+        paymentId: e._id,
+        borrowerId: e.borrowerId,
+        merchantId: e.merchantId,
+        payTo: e.payTo as `0x${string}`,
+        amount: BigInt(e.amount),
+      }));
+      const sent = await submitSettleBatch(deps.chain, ref.batchId, settlementItems);
+      if (sent.kind !== 'sent') return {};
+      deps.metrics?.batchSize.observe(settlementItems.length);
+      await recordBatch(c, { _id: ref.batchId, shard: ref.shard, status: 'SUBMITTED', payments: entries.length, transaction: sent.txHash });
+      return { transaction: sent.txHash };
+    },
+
+    /** Waits for the batch on chain and records what polls should say about it right away. */
+    async confirmShardBatch(ref: ShardBatchRef & { transaction: string | null }): Promise<ConfirmationResult> {
+      const sent = { sentAt: Date.now(), payments: ref.paymentIds.length };
+      const r = await confirmOnChain(deps, ref.batchId, ref.transaction, sent, 250);
+      const base = { _id: ref.batchId, shard: ref.shard, payments: ref.paymentIds.length };
+      if (r.status === 'confirmed') {
+        await recordBatch(c, { ...base, status: 'CONFIRMED', transaction: r.transaction, blockNumber: r.blockNumber, confirmedAt: new Date(r.confirmedAt) });
+      } else {
+        await recordBatch(c, { ...base, status: 'RETRYING' });
+      }
+      return r;
+    },
+
+    /**
+     * Ends the batch for all its payments at once: the batch record, each borrower's credit (one
+     * write per borrower), the payments' store projections (one command), one signal per payment
+     * workflow (started if its start was lost), and last the queue entries. Every step is
+     * idempotent, so a retry after a crash anywhere repeats nothing twice.
+     */
+    async endShardBatch(ref: ShardBatchRef & { outcome: BatchOutcome }): Promise<void> {
+      const entries = await batchItems(ref);
+      const o = ref.outcome;
+      await recordBatch(c, {
+        _id: ref.batchId,
+        shard: ref.shard,
+        payments: entries.length,
+        status: o.status,
+        ...(o.transaction ? { transaction: o.transaction } : {}),
+        ...(o.status === 'CONFIRMED' ? { blockNumber: o.blockNumber, confirmedAt: new Date(o.confirmedAt) } : { failureReason: o.failureReason }),
+      });
+      const byBorrower = new Map<string, string[]>();
+      for (const e of entries) byBorrower.set(e.borrowerId, [...(byBorrower.get(e.borrowerId) ?? []), e.spendIntentId]);
+      const into = o.status === 'CONFIRMED' ? 'debt' : 'available';
+      await Promise.all([...byBorrower].map(([borrowerId, holds]) => closeHolds(c, borrowerId, holds, into)));
+      await recordBatchProjections(c, entries.map((e) => e._id), o);
+      Context.current().heartbeat();
+      await notifyPayments(deps.temporal, deps.taskQueue, entries, o);
+      await removeFromQueues(c, ref.queues, ref.paymentIds);
+      deps.accepted.forget(ref.paymentIds);
+      items.delete(ref.batchId);
+      if (o.status === 'FAILED') deps.metrics?.workflowFailures.inc({ kind: 'payment' }, entries.length);
+    },
+  };
+}
+
+export type ShardActivities = ReturnType<typeof createShardActivities>;

@@ -1,0 +1,152 @@
+/**
+ * Data growth: many terminal payments written straight into the store (no API, no workflows), so a
+ * level can be re-run against a store that looks like months of traffic. Documents have the
+ * shapes the product writes: PaymentDoc (CONFIRMED), plus, while inserting stays fast enough, the
+ * merchant's idempotency key and the settlement claim of each payment.
+ */
+import { randomBytes } from 'node:crypto';
+import { newId } from '../src/domain/ids.js';
+import type { IdempotencyDoc, PaymentDoc, SettlementClaimDoc } from '../src/store/documents.js';
+import type { TestBorrower, TestMerchant, World } from '../test/helpers/world.js';
+import { mapPool } from './stats.js';
+
+export interface PreloadResult {
+  storedPayments: number;
+  seconds: number;
+  paymentsPerSecond: number;
+  /** Payments that also got their idempotency key and settlement claim documents. */
+  withSideDocuments: number;
+  note: string;
+  /** Payments still on their way when the re-run started (after a bounded wait), and the wait. */
+  backlogBefore?: { left: number; waitedSeconds: number };
+}
+
+const CHUNK = 1000;
+const BATCH_SIZE = 100;
+
+interface Docs {
+  payments: PaymentDoc[];
+  keys: IdempotencyDoc[];
+  claims: SettlementClaimDoc[];
+}
+
+function chunk(n: number, merchants: readonly TestMerchant[], borrowers: readonly TestBorrower[], settlement: { network: string; asset: string }, offset: number): Docs {
+  const out: Docs = { payments: [], keys: [], claims: [] };
+  const base = Date.now() - 30 * 86400_000;
+  let batchId = newId();
+  let tx = `0x${randomBytes(32).toString('hex')}`;
+  for (let k = 0; k < n; k++) {
+    const i = offset + k;
+    if (i % BATCH_SIZE === 0) {
+      batchId = newId();
+      tx = `0x${randomBytes(32).toString('hex')}`;
+    }
+    const m = merchants[i % merchants.length] as TestMerchant;
+    const b = borrowers[(i * 7) % borrowers.length] as TestBorrower;
+    const capturedAt = new Date(base + i * 20);
+    const confirmedAt = new Date(capturedAt.getTime() + 7000);
+    const paymentId = newId();
+    const idempotencyKey = newId();
+    out.payments.push({
+      _id: paymentId,
+      voucherId: newId(),
+      spendIntentId: newId(),
+      merchantId: m.merchantId,
+      borrowerId: b.borrowerId,
+      operationalAgentId: b.operationalAgentId,
+      payTo: m.payoutAddress.toLowerCase(),
+      amount: '1000',
+      asset: settlement.asset.toLowerCase(),
+      network: settlement.network,
+      orderRef: `order-${paymentId.slice(0, 8)}`,
+      resource: 'http://127.0.0.1:9000/premium',
+      idempotencyKey,
+      status: 'CONFIRMED',
+      capturedAt,
+      updatedAt: confirmedAt,
+      batchId,
+      transaction: tx,
+      blockNumber: String(1000 + Math.floor(i / BATCH_SIZE)),
+      confirmedAt,
+    });
+    out.keys.push({
+      _id: `${m.merchantId}:${idempotencyKey}`,
+      merchantId: m.merchantId,
+      fingerprint: randomBytes(32).toString('hex'),
+      paymentId,
+      createdAt: capturedAt,
+      expiresAt: new Date(capturedAt.getTime() + 365 * 86400_000),
+    });
+    out.claims.push({ _id: paymentId, batchId, at: confirmedAt });
+  }
+  return out;
+}
+
+/**
+ * Inserts `n` CONFIRMED payments in chunks of 1000. The first chunk carries the side documents too
+ * and is timed: when `n` at that pace would take longer than `budgetSeconds`, the rest are
+ * payments only, two chunks in flight (and the note says so).
+ */
+export async function preloadPayments(
+  w: World,
+  merchants: readonly TestMerchant[],
+  borrowers: readonly TestBorrower[],
+  settlement: { network: string; asset: string },
+  n: number,
+  budgetSeconds: number,
+  log: (m: string) => void = () => {},
+  /** performance.now() past which no further chunk starts (quick mode's overall time limit). */
+  stopAt = Number.POSITIVE_INFINITY,
+): Promise<PreloadResult> {
+  const c = w.store.c;
+  const t0 = performance.now();
+  const withSide = async (offset: number, size: number) => {
+    const docs = chunk(size, merchants, borrowers, settlement, offset);
+    await c.payments.insertMany(docs.payments, { ordered: false });
+    await c.idempotency.insertMany(docs.keys, { ordered: false });
+    await c.settlementClaims.insertMany(docs.claims, { ordered: false });
+  };
+  const first = Math.min(CHUNK, n);
+  await withSide(0, first);
+  const projected = ((performance.now() - t0) / 1000) * (n / first);
+  const side = projected <= budgetSeconds || n <= first;
+  const note = side
+    ? 'each with its idempotency key and settlement claim'
+    : `payments only after the first ${first}: with their idempotency keys and settlement claims, ${n} would take ~${projected.toFixed(0)} s (budget ${budgetSeconds} s)`;
+  if (!side) log(`  preload: ${note}`);
+  const offsets: number[] = [];
+  for (let o = first; o < n; o += CHUNK) offsets.push(o);
+  let done = first;
+  let cut = false;
+  await mapPool(offsets, side ? 1 : 2, async (o) => {
+    if (performance.now() > stopAt) {
+      cut = true;
+      return;
+    }
+    const size = Math.min(CHUNK, n - o);
+    if (side) await withSide(o, size);
+    else await c.payments.insertMany(chunk(size, merchants, borrowers, settlement, o).payments, { ordered: false });
+    done += size;
+    if (Math.floor(done / 20_000) !== Math.floor((done - size) / 20_000)) log(`  preload: ${done} of ${n} (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
+  });
+  const seconds = (performance.now() - t0) / 1000;
+  const stored = done;
+  const finalNote = cut ? `${note}; stopped at ${stored} of ${n} to stay within the run's time limit` : note;
+  if (cut) log(`  preload: stopped at ${stored} of ${n} (time limit)`);
+  return { storedPayments: stored, seconds, paymentsPerSecond: stored / seconds, withSideDocuments: side ? stored : first, note: finalNote };
+}
+
+/**
+ * Waits (at most `maxSeconds`) until no payment in the store is still on its way (neither CONFIRMED
+ * nor FAILED: accepted payments may stay CAPTURING in the store until they end), so a re-run does
+ * not inherit the previous level's backlog; returns what is left.
+ */
+export async function waitForStoreBacklog(w: World, maxSeconds: number): Promise<{ left: number; waitedSeconds: number }> {
+  const t0 = performance.now();
+  for (;;) {
+    const left = await w.store.c.payments.countDocuments({ status: { $nin: ['CONFIRMED', 'FAILED'] } });
+    const waitedSeconds = (performance.now() - t0) / 1000;
+    if (left === 0 || waitedSeconds >= maxSeconds) return { left, waitedSeconds };
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}

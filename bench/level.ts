@@ -1,0 +1,254 @@
+/**
+ * One load level: vouchers prepared (outside the window), the open-loop run with merchant polling,
+ * then every figure the level report needs, read from the client's records, /proc, the store,
+ * Temporal, the metrics endpoints and the chain.
+ */
+import type { StackHandle } from '../src/stack/stack.js';
+import type { World } from '../test/helpers/world.js';
+import { cpuBetween, snapshot } from './cpu.js';
+import { planArrivals, runOpenLoop, type ArrivalKind, type CaptureRecord, type OpenLoopResult } from './open-loop.js';
+import { phaseProfile, type PhaseProfile } from './phases.js';
+import { productBatches } from './product-batches.js';
+import { counterDelta, scrapeCounter, total } from './prom.js';
+import { summarize } from './stats.js';
+import { paymentHistoryEvents, settlementEventsSince, settlementRunsNow } from './temporal-events.js';
+import { prepareVouchers, releaseUnused, type VoucherBatch, type VoucherSource } from './vouchers.js';
+
+export interface LevelSettings {
+  w: World;
+  stack: StackHandle;
+  vouchers: VoucherSource;
+  processes: readonly { name: string; pid: number }[];
+  metricsUrls: readonly string[];
+  arrivals: ArrivalKind;
+  pollEveryMs: number;
+  maxInFlight: number;
+  drainSeconds: number;
+  historySample: number;
+}
+
+export interface LevelFigures {
+  label: string;
+  offeredRate: number;
+  windowSeconds: number;
+  /** How long the drain actually ran (it ends early once everything is terminal). */
+  drainSeconds: number;
+  vouchers: Pick<VoucherBatch, 'counts' | 'perSecond' | 'seconds'>;
+  offered: number;
+  offeredPerSec: number;
+  sent: number;
+  /** Not sent because the client's in-flight cap was reached. */
+  notSent: number;
+  accepted: number;
+  acceptedPerSec: number;
+  shedUnavailable: number;
+  shedRateLimited: number;
+  shedPerSec: number;
+  shedUnavailablePerSec: number;
+  shedRateLimitedPerSec: number;
+  /** Other non-200 answers and network errors, by `status code`. */
+  errors: Record<string, number>;
+  errorCount: number;
+  /** Sent but still unanswered when the drain ended (aborted). */
+  unanswered: number;
+  /** This level's payments a poll saw CONFIRMED before the drain ended. */
+  settled: number;
+  failed: number;
+  settledPerSec: number;
+  /**
+   * The steady settlement rate: this level's payments seen CONFIRMED during the window shifted by
+   * the pipeline's lag (the level's capture -> CONFIRMED p50), per second of that interval.
+   */
+  sustainedSettledPerSec: number;
+  /** Growth of the store's CONFIRMED count (any level's payments) over window + drain, per second. */
+  storeConfirmedPerSec: number;
+  /** Over every sent capture; one still unanswered at the end counts as (end - sent), a lower bound. */
+  captureMs: { p50: number; p99: number; max: number };
+  sendLagP99Ms: number;
+  /** Capture 200 -> first poll that saw CONFIRMED. */
+  confirmS: { p50: number; p99: number; max: number };
+  /** Capture 200 -> the store's confirmedAt (updatedAt when absent). */
+  storeConfirmS: { p50: number; p99: number };
+  pollMs: { p50: number; p99: number };
+  polls: number;
+  pollFailures: Record<string, number>;
+  /** This level's accepted payments not CONFIRMED when it ended. */
+  backlog: number;
+  /** Every payment in the store neither CONFIRMED nor FAILED when the level ended. */
+  storeBacklog: number;
+  storeBacklogByStatus: Record<string, number>;
+  cpuMsPerSettled: Record<string, number>;
+  /** Summed over the stack's processes (the bench client not included). */
+  cpuMsPerSettledTotal: number;
+  temporal: { paymentEvents: number; sampled: number; settlementEvents: number; settlementRuns: number; perPayment: number };
+  storeCommands: Record<string, number> | null;
+  storeCommandsPerPayment: number | null;
+  gas: { batches: number; payments: number; gasPerPayment: number; sizes: number[] };
+  phases: PhaseProfile;
+  releasedHolds: number;
+  /** Captures answered with a refusal whose spend intent was consumed by a payment all the same. */
+  refusedButConsumed: number;
+}
+
+const per = (n: number, d: number) => (d > 0 ? n / d : Number.NaN);
+
+async function storeCount(w: World, filter: Record<string, unknown>): Promise<number> {
+  return w.store.c.payments.countDocuments(filter as never);
+}
+
+/** The store's confirmation time of each accepted payment, from confirmedAt (or updatedAt). */
+async function storeConfirmations(w: World, accepted: readonly CaptureRecord[]): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < accepted.length; i += 1000) {
+    const chunk = accepted.slice(i, i + 1000);
+    const docs = await w.store.c.payments.find({ _id: { $in: chunk.map((r) => r.paymentId as string) }, status: 'CONFIRMED' }, { projection: { confirmedAt: 1, updatedAt: 1 } }).toArray();
+    const at = new Map(docs.map((d) => [d._id, (d.confirmedAt ?? d.updatedAt).getTime()]));
+    for (const r of chunk) {
+      const t = at.get(r.paymentId as string);
+      if (t !== undefined) out.push((t - (r.acceptedAtEpochMs as number)) / 1000);
+    }
+  }
+  return out;
+}
+
+export async function runLevel(s: LevelSettings, label: string, rate: number, seconds: number): Promise<LevelFigures> {
+  const { w } = s;
+  const arrivals = planArrivals(rate, seconds, s.arrivals);
+  const batch = await prepareVouchers(s.vouchers, arrivals.length);
+
+  const metricsBefore = await scrapeCounter(s.metricsUrls, 'x402_store_commands_total', 'command');
+  const runsBefore = await settlementRunsNow(w.temporal).catch(() => null);
+  const fromBlock = await w.publicClient.getBlockNumber();
+  const confirmedBefore = await storeCount(w, { status: 'CONFIRMED' });
+  const since = new Date();
+  const cpuBefore = snapshot(s.processes);
+  const clientBefore = process.cpuUsage();
+
+  const run: OpenLoopResult = await runOpenLoop({
+    baseUrl: s.stack.urls.baseUrl,
+    rate,
+    seconds,
+    vouchers: batch.vouchers,
+    arrivals,
+    pollEveryMs: s.pollEveryMs,
+    maxInFlight: s.maxInFlight,
+    drainSeconds: s.drainSeconds,
+  });
+
+  const cpu = cpuBetween(cpuBefore, snapshot(s.processes));
+  const client = process.cpuUsage(clientBefore);
+  cpu.set('bench client', (client.user + client.system) / 1e6);
+  const toBlock = await w.publicClient.getBlockNumber();
+  const metricsAfter = await scrapeCounter(s.metricsUrls, 'x402_store_commands_total', 'command');
+  const open = await w.store.c.payments.find({ status: { $nin: ['CONFIRMED', 'FAILED'] } }, { projection: { status: 1 } }).toArray();
+  const storeBacklogByStatus: Record<string, number> = {};
+  for (const d of open) storeBacklogByStatus[d.status] = (storeBacklogByStatus[d.status] ?? 0) + 1;
+  const confirmedAfter = await storeCount(w, { status: 'CONFIRMED' });
+
+  const records = run.records;
+  const accepted = records.filter((r) => r.outcome === 'accepted');
+  const confirmed = accepted.filter((r) => r.terminal === 'CONFIRMED');
+  const settled = confirmed.length;
+  const windowS = seconds;
+
+  const settlementEvents = runsBefore ? await settlementEventsSince(w.temporal, runsBefore, since).catch(() => null) : null;
+  const history = await paymentHistoryEvents(w.temporal, [...confirmed, ...accepted.filter((r) => r.terminal !== 'CONFIRMED')].map((r) => r.paymentId as string), s.historySample);
+  const batches = await productBatches(w, fromBlock + 1n, toBlock);
+  const storeConfirm = summarize(await storeConfirmations(w, accepted));
+  const commands = counterDelta(metricsBefore, metricsAfter);
+
+  const errors: Record<string, number> = {};
+  for (const r of records) {
+    if (r.outcome !== 'error') continue;
+    const k = `${r.status ?? ''} ${r.code ?? ''}`.trim();
+    errors[k] = (errors[k] ?? 0) + 1;
+  }
+  const count = (o: CaptureRecord['outcome']) => records.filter((r) => r.outcome === o).length;
+  const sent = records.filter((r) => r.sentMs !== undefined);
+  const capture = summarize(sent.map((r) => r.latencyMs ?? run.endMs - (r.sentMs as number)));
+  const confirm = summarize(confirmed.map((r) => r.confirmSeconds as number));
+  const polls = summarize(run.pollLatenciesMs);
+  const cpuMsPerSettled = Object.fromEntries([...cpu].map(([name, sec]) => [name, per(sec * 1000, settled)]));
+  const stackCpu = [...cpu].filter(([name]) => name !== 'bench client').reduce((a, [, sec]) => a + sec, 0);
+  const settlementShare = settlementEvents ? per(settlementEvents.events, settled) : Number.NaN;
+  const shedUnavailable = count('shed_unavailable');
+  const shedRateLimited = count('shed_rate_limited');
+
+  const lagMs = Number.isFinite(confirm.p50) ? confirm.p50 * 1000 : 0;
+  const steadyTo = Math.min(run.windowMs + lagMs, run.endMs);
+  const steady = confirmed.filter((r) => (r.terminalSeenMs as number) >= lagMs && (r.terminalSeenMs as number) < steadyTo).length;
+
+  const released = await releaseUnused(
+    w,
+    batch.vouchers.filter((_, i) => {
+      const o = (records[i] as CaptureRecord).outcome;
+      return o !== 'accepted' && o !== 'unanswered';
+    }),
+  );
+
+  return {
+    label,
+    offeredRate: rate,
+    windowSeconds: windowS,
+    drainSeconds: Math.max(0, (run.endMs - run.windowMs) / 1000),
+    vouchers: { counts: batch.counts, perSecond: batch.perSecond, seconds: batch.seconds },
+    offered: records.length,
+    offeredPerSec: records.length / windowS,
+    sent: sent.length,
+    notSent: count('not_sent'),
+    accepted: accepted.length,
+    acceptedPerSec: accepted.length / windowS,
+    shedUnavailable,
+    shedRateLimited,
+    shedPerSec: (shedUnavailable + shedRateLimited) / windowS,
+    shedUnavailablePerSec: shedUnavailable / windowS,
+    shedRateLimitedPerSec: shedRateLimited / windowS,
+    errors,
+    errorCount: count('error'),
+    unanswered: count('unanswered'),
+    settled,
+    failed: accepted.filter((r) => r.terminal === 'FAILED').length,
+    settledPerSec: settled / windowS,
+    sustainedSettledPerSec: per(steady, (steadyTo - lagMs) / 1000),
+    storeConfirmedPerSec: (confirmedAfter - confirmedBefore) / (run.endMs / 1000),
+    captureMs: { p50: capture.p50, p99: capture.p99, max: capture.max },
+    sendLagP99Ms: summarize(run.sendLagMs).p99,
+    confirmS: { p50: confirm.p50, p99: confirm.p99, max: confirm.max },
+    storeConfirmS: { p50: storeConfirm.p50, p99: storeConfirm.p99 },
+    pollMs: { p50: polls.p50, p99: polls.p99 },
+    polls: run.pollLatenciesMs.length,
+    pollFailures: run.pollFailures,
+    backlog: accepted.length - settled - accepted.filter((r) => r.terminal === 'FAILED').length,
+    storeBacklog: open.length,
+    storeBacklogByStatus,
+    cpuMsPerSettled,
+    cpuMsPerSettledTotal: per(stackCpu * 1000, settled),
+    temporal: {
+      paymentEvents: history.mean,
+      sampled: history.sampled,
+      settlementEvents: settlementEvents?.events ?? Number.NaN,
+      settlementRuns: settlementEvents?.runs ?? 0,
+      perPayment: history.mean + settlementShare,
+    },
+    storeCommands: commands ? Object.fromEntries(commands) : null,
+    storeCommandsPerPayment: commands ? per(total(commands), settled) : null,
+    gas: { batches: batches.batches, payments: batches.payments, gasPerPayment: batches.gasPerPayment, sizes: batches.sizes },
+    phases: phaseProfile(accepted.map((r) => r.serverTiming ?? {})),
+    releasedHolds: released.released,
+    refusedButConsumed: released.consumed,
+  };
+}
+
+/** One line for the console while the bench runs. */
+export function describeLevel(f: LevelFigures): string {
+  const f1 = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : 'n/a');
+  const shed = f.shedPerSec > 0 ? `, shed ${f1(f.shedUnavailablePerSec)} 503/s + ${f1(f.shedRateLimitedPerSec)} 429/s` : '';
+  const errs = f.errorCount > 0 ? `, ${f.errorCount} errors ${JSON.stringify(f.errors)}` : '';
+  return (
+    `${f.label}: offered ${f1(f.offeredPerSec)}/s, accepted ${f1(f.acceptedPerSec)}/s${shed}${errs}, settled ${f1(f.settledPerSec)}/s (sustained ${f1(f.sustainedSettledPerSec)}/s, store ${f1(f.storeConfirmedPerSec)}/s); ` +
+    `capture p50 ${f1(f.captureMs.p50)} p99 ${f1(f.captureMs.p99)} max ${f1(f.captureMs.max)} ms; -> CONFIRMED p50 ${f1(f.confirmS.p50)} p99 ${f1(f.confirmS.p99)} s; ` +
+    `poll p99 ${f1(f.pollMs.p99)} ms; backlog ${f.backlog} (store ${f.storeBacklog} ${JSON.stringify(f.storeBacklogByStatus)})${f.refusedButConsumed ? `, ${f.refusedButConsumed} refused captures consumed their intent anyway` : ''}${f.unanswered ? `, ${f.unanswered} unanswered` : ''}${f.notSent ? `, ${f.notSent} not sent (client cap)` : ''}; ` +
+    `CPU ${f1(f.cpuMsPerSettledTotal)} ms/settled; Temporal ${f1(f.temporal.perPayment)} events/payment; store ${f.storeCommandsPerPayment === null ? 'n/a' : f1(f.storeCommandsPerPayment)} commands/payment; ` +
+    `vouchers ${JSON.stringify(f.vouchers.counts)} in ${f1(f.vouchers.seconds)} s`
+  );
+}

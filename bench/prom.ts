@@ -1,0 +1,37 @@
+/** Reads counters from Prometheus text endpoints (the API's and the worker's /metrics). */
+
+export type CounterSample = Map<string, number>;
+
+/** Values of one counter by its `label` value, summed over every endpoint; null when no endpoint has it. */
+export async function scrapeCounter(urls: readonly string[], name: string, label: string): Promise<CounterSample | null> {
+  const out: CounterSample = new Map();
+  let seen = false;
+  const re = new RegExp(`^${name}(?:\\{([^}]*)\\})?\\s+([0-9.eE+-]+|NaN)`);
+  const labelRe = new RegExp(`(?:^|,)\\s*${label}="([^"]*)"`);
+  for (const url of urls) {
+    let text: string;
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(5000) });
+      if (!res.ok) continue;
+      text = await res.text();
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n')) {
+      const m = re.exec(line);
+      if (!m) continue;
+      seen = true;
+      const key = labelRe.exec(m[1] ?? '')?.[1] ?? '';
+      out.set(key, (out.get(key) ?? 0) + Number(m[2]));
+    }
+  }
+  return seen ? out : null;
+}
+
+/** after - before, per label value; null when either side lacks the counter. */
+export function counterDelta(before: CounterSample | null, after: CounterSample | null): CounterSample | null {
+  if (!before || !after) return null;
+  return new Map([...after].map(([k, v]) => [k, v - (before.get(k) ?? 0)]));
+}
+
+export const total = (s: CounterSample) => [...s.values()].reduce((a, b) => a + b, 0);

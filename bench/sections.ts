@@ -1,0 +1,158 @@
+/** The bench's tables: bars, the level grid, CPU per process, ceilings, gas, data growth. */
+import type { Ceilings } from './ceilings.js';
+import type { GasReport } from './gas.js';
+import type { PreloadResult } from './growth.js';
+import type { LevelFigures } from './level.js';
+import { gas, num, perSecond, renderGridMarkdown, renderGridText, renderMarkdown, renderText, type Grid, type Row, type Section } from './report.js';
+import type { Bar, BenchSummary } from './summary.js';
+
+export type Block = { kind: 'section'; section: Section } | { kind: 'grid'; grid: Grid };
+
+export const blockText = (b: Block) => (b.kind === 'section' ? renderText([b.section]) : renderGridText(b.grid));
+export const blockMarkdown = (b: Block) => (b.kind === 'section' ? renderMarkdown([b.section]) : renderGridMarkdown(b.grid));
+
+function barSection(list: Bar[]): Section {
+  return {
+    title: 'Bars (a missed bar is reported, not failed)',
+    rows: list.map(
+      (b): Row => ({
+        metric: b.metric,
+        measured: b.measured === null ? 'n/a' : `${num(b.measured, b.unit === 'x' ? 2 : 1)} ${b.unit}`,
+        baseline: b.baseline ? `bar ${b.bar}; old code: ${b.baseline}` : `bar ${b.bar}`,
+        verdict: b.meets ? 'meets' : 'misses',
+      }),
+    ),
+  };
+}
+
+function levelGrid(levels: readonly LevelFigures[]): Grid {
+  const row = (name: string, f: (l: LevelFigures) => string) => [name, ...levels.map(f)];
+  const errs = (l: LevelFigures) => (l.errorCount === 0 ? '0' : Object.entries(l.errors).map(([k, n]) => `${n} x ${k}`).join('; '));
+  return {
+    title: 'Levels (open loop; captures polled once a second by their merchant)',
+    header: ['metric', ...levels.map((l) => l.label)],
+    rows: [
+      row('window / drain used (s)', (l) => `${l.windowSeconds} / ${num(l.drainSeconds, 0)}`),
+      row('offered /s', (l) => num(l.offeredPerSec)),
+      row('accepted /s', (l) => num(l.acceptedPerSec)),
+      row('shed 503 UNAVAILABLE /s', (l) => num(l.shedUnavailablePerSec)),
+      row('shed 429 /s', (l) => num(l.shedRateLimitedPerSec)),
+      row('errors (count by kind)', errs),
+      row('unanswered at end / not sent (client cap)', (l) => `${l.unanswered} / ${l.notSent}`),
+      row('settled /s (window + drain, per window s)', (l) => num(l.settledPerSec)),
+      row('sustained settled /s (lag-shifted window)', (l) => num(l.sustainedSettledPerSec)),
+      row('store CONFIRMED growth /s (window + drain)', (l) => num(l.storeConfirmedPerSec)),
+      row('capture p50 / p99 / max ms', (l) => `${num(l.captureMs.p50)} / ${num(l.captureMs.p99)} / ${num(l.captureMs.max, 0)}`),
+      row('client send lag p99 ms', (l) => num(l.sendLagP99Ms)),
+      row('capture -> CONFIRMED (poll) p50 / p99 s', (l) => `${num(l.confirmS.p50, 2)} / ${num(l.confirmS.p99, 2)}`),
+      row('capture -> confirmedAt (store) p50 / p99 s', (l) => `${num(l.storeConfirmS.p50, 2)} / ${num(l.storeConfirmS.p99, 2)}`),
+      row('poll p50 / p99 ms', (l) => `${num(l.pollMs.p50)} / ${num(l.pollMs.p99)}`),
+      row('polls (non-200)', (l) => `${l.polls} (${Object.values(l.pollFailures).reduce((a, b) => a + b, 0)})`),
+      row('backlog at end: level / whole store', (l) => `${l.backlog} / ${l.storeBacklog}`),
+      row('store backlog by status', (l) => Object.entries(l.storeBacklogByStatus).map(([k, n]) => `${k} ${n}`).join(', ') || '-'),
+      row('refused captures that became payments', (l) => String(l.refusedButConsumed)),
+      row('CPU ms per settled payment (stack)', (l) => num(l.cpuMsPerSettledTotal)),
+      row('Temporal events per payment (own + settlement share)', (l) => `${num(l.temporal.perPayment)} (${num(l.temporal.paymentEvents)} + ${num(l.temporal.settlementEvents, 0)}/${l.settled})`),
+      row('store commands per payment', (l) => (l.storeCommandsPerPayment === null ? 'n/a' : num(l.storeCommandsPerPayment))),
+      row('gas per payment (product batches)', (l) => (Number.isFinite(l.gas.gasPerPayment) ? `${gas(l.gas.gasPerPayment)} (${l.gas.batches} tx)` : 'n/a')),
+      row('vouchers: mcp / intent / bulk', (l) => `${l.vouchers.counts.mcp} / ${l.vouchers.counts.intent} / ${l.vouchers.counts.bulk}`),
+    ],
+  };
+}
+
+function cpuGrid(levels: readonly LevelFigures[]): Grid {
+  const names = [...new Set(levels.flatMap((l) => Object.keys(l.cpuMsPerSettled)))];
+  return {
+    title: 'CPU ms per settled payment, by process (from /proc; the bench client shares the 2 cores)',
+    header: ['process', ...levels.map((l) => l.label)],
+    rows: names.map((n) => [n, ...levels.map((l) => num(l.cpuMsPerSettled[n]))]),
+  };
+}
+
+function storeCommandGrid(levels: readonly LevelFigures[]): Grid | null {
+  const names = [...new Set(levels.flatMap((l) => Object.keys(l.storeCommands ?? {})))].sort();
+  if (names.length === 0) return null;
+  return {
+    title: 'Store commands per settled payment, by command (x402_store_commands_total, API + worker)',
+    header: ['command', ...levels.map((l) => l.label)],
+    rows: names.map((n) => [n, ...levels.map((l) => (l.storeCommands ? num((l.storeCommands[n] ?? 0) / l.settled, 2) : 'n/a'))]),
+  };
+}
+
+function ceilingSection(c: Ceilings): Section {
+  return {
+    title: 'Ceilings of the parts alone, same run',
+    rows: [
+      { metric: 'store (FerretDB/SQLite) unique inserts, 10 in flight', measured: perSecond(c.storeInsertsPerSecond), baseline: 'one SQLite writer at a time' },
+      { metric: 'store reads by _id, 10 in flight', measured: perSecond(c.storeReadsPerSecond), baseline: '' },
+      { metric: 'Temporal workflow starts (no worker), 10 in flight', measured: perSecond(c.workflowStartsPerSecond), baseline: 'one per capture' },
+      {
+        metric: 'Temporal start -> 1 signal -> complete, 20 in flight',
+        measured: perSecond(c.signalWorkflowsPerSecond),
+        baseline: `bench's own in-process worker (bundled in ${c.workerStartSeconds.toFixed(1)} s)`,
+      },
+      { metric: 'API cheapest route (GET /supported), 10 in flight', measured: perSecond(c.httpRequestsPerSecond), baseline: 'Koa + logging + metrics' },
+    ],
+  };
+}
+
+function gasSection(g: GasReport, levels: readonly LevelFigures[]): Section {
+  const exact = `x402 exact: ${gas(g.exactWarm)}`;
+  const rows: Row[] = g.warm.map((r) => ({ metric: `settleBatch, ${r.label} (${g.merchants} merchants, ${g.borrowers} borrowers)`, measured: `${gas(r.gasPerPayment)}/payment`, baseline: exact }));
+  rows.push(
+    { metric: `settleBatch, ${g.cold.label}`, measured: `${gas(g.cold.gasPerPayment)}/payment`, baseline: `x402 exact, first payout to a merchant: ${gas(g.exactCold)}` },
+    { metric: 'x402 exact transferWithAuthorization (measured)', measured: `${gas(g.exactWarm)}/payment`, baseline: 'one transaction per payment' },
+  );
+  const batches = levels.reduce((a, l) => a + l.gas.batches, 0);
+  const payments = levels.reduce((a, l) => a + l.gas.payments, 0);
+  const sizes = levels.flatMap((l) => l.gas.sizes);
+  const weighted = levels.reduce((a, l) => a + (Number.isFinite(l.gas.gasPerPayment) ? l.gas.gasPerPayment * l.gas.payments : 0), 0);
+  if (payments > 0) {
+    rows.push({ metric: "product's own batches during the levels", measured: `${gas(weighted / payments)}/payment`, baseline: `${batches} batches, sizes ${Math.min(...sizes)}..${Math.max(...sizes)}` });
+  }
+  return { title: 'Gas per payment', rows };
+}
+
+function growthSection(s: BenchSummary, preload: PreloadResult | null, empty: LevelFigures, loaded: LevelFigures | null): Section {
+  if (!preload || !loaded) return { title: 'Data growth', rows: [{ metric: 'not run', measured: '', baseline: '' }] };
+  return {
+    title: `Data growth: the peak level again after preloading ${preload.storedPayments.toLocaleString('en-US')} payments`,
+    rows: [
+      { metric: 'preload', measured: `${preload.seconds.toFixed(1)} s`, baseline: `${preload.paymentsPerSecond.toFixed(0)} payments/s inserted; ${preload.note}` },
+      {
+        metric: 'payments neither CONFIRMED nor FAILED before the preload',
+        measured: String(preload.backlogBefore?.left ?? 'n/a'),
+        baseline: `after a bounded wait of ${num(preload.backlogBefore?.waitedSeconds, 0)} s`,
+      },
+      { metric: `settled /s at ${empty.offeredRate}/s offered: empty -> loaded`, measured: `${num(empty.settledPerSec)} -> ${num(loaded.settledPerSec)}`, baseline: `ratio ${num(s.dataGrowth.settledPerSecRatio, 2)}` },
+      { metric: 'capture p50 ms: empty -> loaded', measured: `${num(empty.captureMs.p50)} -> ${num(loaded.captureMs.p50)}`, baseline: `ratio ${num(s.dataGrowth.captureP50Ratio, 2)}` },
+      { metric: 'capture p99 ms: empty -> loaded', measured: `${num(empty.captureMs.p99)} -> ${num(loaded.captureMs.p99)}`, baseline: '' },
+      { metric: 'poll p99 ms: empty -> loaded', measured: `${num(empty.pollMs.p99)} -> ${num(loaded.pollMs.p99)}`, baseline: '' },
+    ],
+  };
+}
+
+export function buildBlocks(o: {
+  summary: BenchSummary;
+  bars: Bar[];
+  levels: readonly LevelFigures[];
+  ceilings: Ceilings;
+  gas: GasReport;
+  preload: PreloadResult | null;
+  peak: LevelFigures;
+  growth: LevelFigures | null;
+}): Block[] {
+  const blocks: Block[] = [
+    { kind: 'section', section: barSection(o.bars) },
+    { kind: 'grid', grid: levelGrid(o.levels) },
+    { kind: 'grid', grid: cpuGrid(o.levels) },
+  ];
+  const commands = storeCommandGrid(o.levels);
+  if (commands) blocks.push({ kind: 'grid', grid: commands });
+  blocks.push(
+    { kind: 'section', section: ceilingSection(o.ceilings) },
+    { kind: 'section', section: gasSection(o.gas, o.levels) },
+    { kind: 'section', section: growthSection(o.summary, o.preload, o.peak, o.growth) },
+  );
+  return blocks;
+}

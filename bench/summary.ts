@@ -1,0 +1,114 @@
+/** The headline figures (the JSON's top-level keys) and the bars they are held against. */
+import type { PreloadResult } from './growth.js';
+import type { LevelFigures } from './level.js';
+
+export interface BenchSummary {
+  peakSettledPerSec: number;
+  peak: { label: string; offeredPerSec: number };
+  overload: { label: string; offeredPerSec: number; settledPerSec: number; captureMaxMs: number; extraLevel: boolean };
+  at50: { label: string; offeredPerSec: number; captureP99Ms: number; confirmP99Ms: number; batchWindowMs: number; pollP99Ms: number };
+  cpuMsPerSettledPayment: number;
+  temporalEventsPerPayment: number;
+  storeCommandsPerPayment: number | null;
+  dataGrowth: { storedPayments: number; offeredPerSec: number; settledPerSecRatio: number; captureP50Ratio: number; preloadSeconds: number; preloadNote: string };
+}
+
+export interface Bar {
+  metric: string;
+  measured: number | null;
+  unit: string;
+  bar: string;
+  meets: boolean;
+  /** The old code's figure on the same machine, from the issue. */
+  baseline: string;
+}
+
+/** The old code, same machine (from the issue). */
+export const BASELINES = {
+  closedLoop10: '10 merchants closed loop: 12 captures/s accepted, capture p99 5.3 s, CONFIRMED p50 161 s',
+  open10: 'open loop 10/s offered: 8.9-9.9 accepted/s, 2.9-3.8 settled/s',
+  open30: 'open loop 30/s offered: 15.6 accepted/s, 2.6 settled/s, CONFIRMED p50 169 s',
+  cpu: '~40 ms CPU per settled payment',
+  store: '~11 store writes per settled payment',
+};
+
+export const BARS = { peakSettledPerSec: 100, overloadShare: 0.9, overloadCaptureMaxMs: 1000, at50CaptureP99Ms: 100, at50PollP99Ms: 100, confirmSlackMs: 5000, cpuMs: 15, growth: 0.2 };
+
+/** The level with the most settled/s among `levels`. */
+export function peakLevel(levels: readonly LevelFigures[]): LevelFigures {
+  return levels.reduce((best, l) => (l.settledPerSec > best.settledPerSec ? l : best), levels[0] as LevelFigures);
+}
+
+/** The level whose offered rate is nearest `rate`. */
+export function nearest(levels: readonly LevelFigures[], rate: number): LevelFigures {
+  return levels.reduce((best, l) => (Math.abs(l.offeredRate - rate) < Math.abs(best.offeredRate - rate) ? l : best), levels[0] as LevelFigures);
+}
+
+export function summarizeBench(
+  levels: readonly LevelFigures[],
+  overload: LevelFigures,
+  extraOverload: boolean,
+  growth: { level: LevelFigures; preload: PreloadResult } | null,
+  batchWindowMs: number,
+): BenchSummary {
+  const peak = peakLevel(levels);
+  const at50 = nearest(levels, 50);
+  return {
+    peakSettledPerSec: peak.settledPerSec,
+    peak: { label: peak.label, offeredPerSec: peak.offeredPerSec },
+    overload: { label: overload.label, offeredPerSec: overload.offeredPerSec, settledPerSec: overload.settledPerSec, captureMaxMs: overload.captureMs.max, extraLevel: extraOverload },
+    at50: { label: at50.label, offeredPerSec: at50.offeredPerSec, captureP99Ms: at50.captureMs.p99, confirmP99Ms: at50.confirmS.p99 * 1000, batchWindowMs, pollP99Ms: at50.pollMs.p99 },
+    cpuMsPerSettledPayment: peak.cpuMsPerSettledTotal,
+    temporalEventsPerPayment: peak.temporal.perPayment,
+    storeCommandsPerPayment: peak.storeCommandsPerPayment,
+    dataGrowth: growth
+      ? {
+          storedPayments: growth.preload.storedPayments,
+          offeredPerSec: growth.level.offeredPerSec,
+          settledPerSecRatio: growth.level.settledPerSec / peak.settledPerSec,
+          captureP50Ratio: growth.level.captureMs.p50 / peak.captureMs.p50,
+          preloadSeconds: growth.preload.seconds,
+          preloadNote: growth.preload.note,
+        }
+      : { storedPayments: 0, offeredPerSec: Number.NaN, settledPerSecRatio: Number.NaN, captureP50Ratio: Number.NaN, preloadSeconds: 0, preloadNote: 'not run' },
+  };
+}
+
+const ok = (x: number | null, test: (v: number) => boolean) => x !== null && Number.isFinite(x) && test(x);
+
+export function bars(s: BenchSummary): Bar[] {
+  const peak = s.peakSettledPerSec;
+  const confirmBar = s.at50.batchWindowMs + BARS.confirmSlackMs;
+  return [
+    { metric: `peak settled/s (the ${s.peak.label} level)`, measured: peak, unit: '/s', bar: `>= ${BARS.peakSettledPerSec} /s`, meets: ok(peak, (v) => v >= BARS.peakSettledPerSec), baseline: `${BASELINES.open10}; ${BASELINES.open30}` },
+    {
+      metric: `settled/s at 4x peak (the ${s.overload.label} level)`,
+      measured: s.overload.settledPerSec,
+      unit: '/s',
+      bar: `>= 90% of peak (${(peak * BARS.overloadShare).toFixed(1)} /s)`,
+      meets: ok(s.overload.settledPerSec, (v) => v >= peak * BARS.overloadShare),
+      baseline: BASELINES.open30,
+    },
+    { metric: `capture max at 4x peak`, measured: s.overload.captureMaxMs, unit: 'ms', bar: `<= ${BARS.overloadCaptureMaxMs} ms`, meets: ok(s.overload.captureMaxMs, (v) => v <= BARS.overloadCaptureMaxMs), baseline: '' },
+    { metric: `capture p99 at ${s.at50.label}`, measured: s.at50.captureP99Ms, unit: 'ms', bar: `<= ${BARS.at50CaptureP99Ms} ms`, meets: ok(s.at50.captureP99Ms, (v) => v <= BARS.at50CaptureP99Ms), baseline: BASELINES.closedLoop10 },
+    { metric: `poll p99 at ${s.at50.label}`, measured: s.at50.pollP99Ms, unit: 'ms', bar: `<= ${BARS.at50PollP99Ms} ms`, meets: ok(s.at50.pollP99Ms, (v) => v <= BARS.at50PollP99Ms), baseline: '' },
+    {
+      metric: `capture -> CONFIRMED p99 at ${s.at50.label}`,
+      measured: s.at50.confirmP99Ms,
+      unit: 'ms',
+      bar: `<= batch window + 5 s (${confirmBar} ms)`,
+      meets: ok(s.at50.confirmP99Ms, (v) => v <= confirmBar),
+      baseline: 'CONFIRMED p50 161-169 s',
+    },
+    { metric: 'CPU per settled payment (all stack processes, at peak)', measured: s.cpuMsPerSettledPayment, unit: 'ms', bar: `<= ${BARS.cpuMs} ms`, meets: ok(s.cpuMsPerSettledPayment, (v) => v <= BARS.cpuMs), baseline: BASELINES.cpu },
+    {
+      metric: `data growth: settled/s loaded / empty (${s.dataGrowth.storedPayments} stored)`,
+      measured: s.dataGrowth.settledPerSecRatio,
+      unit: 'x',
+      bar: `>= ${1 - BARS.growth}`,
+      meets: ok(s.dataGrowth.settledPerSecRatio, (v) => v >= 1 - BARS.growth),
+      baseline: '',
+    },
+    { metric: 'data growth: capture p50 loaded / empty', measured: s.dataGrowth.captureP50Ratio, unit: 'x', bar: `<= ${1 + BARS.growth}`, meets: ok(s.dataGrowth.captureP50Ratio, (v) => v <= 1 + BARS.growth), baseline: '' },
+  ];
+}

@@ -1,0 +1,50 @@
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { BatchOutcome } from '../domain/payment.js';
+import type { SettlementQueueDoc } from '../store/documents.js';
+import { paymentSettledSignal, type PaymentWorkflowInput } from '../../workflows/definitions.js';
+import { paymentWorkflowStartOptions } from './start-workflow.js';
+
+const IN_FLIGHT = 32;
+
+/**
+ * Tells each payment workflow of a batch how the batch ended. A workflow that does not exist (the
+ * API died before starting it) is started with the signal, so every capture ends with its workflow;
+ * one already closed (a repeated notice) is left alone.
+ */
+export async function notifyPayments(client: Client, taskQueue: string, entries: readonly SettlementQueueDoc[], outcome: BatchOutcome): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < entries.length) {
+      const e = entries[next++] as SettlementQueueDoc;
+      await notifyOne(client, taskQueue, e, outcome);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(IN_FLIGHT, entries.length) }, worker));
+}
+
+async function notifyOne(client: Client, taskQueue: string, e: SettlementQueueDoc, outcome: BatchOutcome): Promise<void> {
+  try {
+    await client.workflow.getHandle(e._id).signal(paymentSettledSignal, outcome);
+    return;
+  } catch (err) {
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+  }
+  const input: PaymentWorkflowInput = {
+    paymentId: e._id,
+    merchantId: e.merchantId,
+    borrowerId: e.borrowerId,
+    spendIntentId: e.spendIntentId,
+    payTo: e.payTo,
+    amount: e.amount,
+    ...e.workflow,
+  };
+  try {
+    await client.workflow.signalWithStart('paymentWorkflow', {
+      ...paymentWorkflowStartOptions(taskQueue, input),
+      signal: paymentSettledSignal,
+      signalArgs: [outcome],
+    });
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
+}

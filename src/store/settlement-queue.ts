@@ -1,0 +1,116 @@
+import { createHash } from 'node:crypto';
+import { MongoBulkWriteError, type Db } from 'mongodb';
+import { SETTLEMENT_QUEUE_PREFIX, type Collections } from './collections.js';
+import type { BatchDoc, PaymentDoc, SettlementClaimDoc, SettlementQueueDoc } from './documents.js';
+import { isDuplicateKey } from './mongo.js';
+
+/** The shard a payment settles in: a stable hash of its id, so every API process agrees. */
+export function shardOf(paymentId: string, shards: number): number {
+  return createHash('sha256').update(paymentId).digest().readUInt32BE(0) % shards;
+}
+
+export function queueEntryOf(doc: PaymentDoc): SettlementQueueDoc {
+  return {
+    _id: doc._id,
+    spendIntentId: doc.spendIntentId,
+    borrowerId: doc.borrowerId,
+    merchantId: doc.merchantId,
+    payTo: doc.payTo,
+    amount: doc.amount,
+    workflow: { asset: doc.asset, network: doc.network, orderRef: doc.orderRef, capturedAt: doc.capturedAt.toISOString() },
+    at: doc.capturedAt,
+  };
+}
+
+/** Puts a payment in its shard's queue; a repeat (a resumed capture) is a no-op. */
+export async function enqueueForSettlement(c: Collections, shards: number, doc: PaymentDoc): Promise<void> {
+  try {
+    await c.settlementQueue(shardOf(doc._id, shards)).insertOne(queueEntryOf(doc));
+  } catch (err) {
+    if (!isDuplicateKey(err)) throw err;
+  }
+}
+
+/** Takes a refused capture back out of the queue. */
+export async function dequeueRefused(c: Collections, shards: number, paymentId: string): Promise<void> {
+  await c.settlementQueue(shardOf(paymentId, shards)).deleteOne({ _id: paymentId });
+}
+
+/**
+ * The queues shard `shard` of `shards` serves: its own, plus any queue of a shard number that a
+ * larger SETTLEMENT_SHARDS once created (n % shards === shard), so shrinking the count strands nothing.
+ */
+export async function queuesServedBy(db: Db, shard: number, shards: number): Promise<number[]> {
+  const others = (await allQueues(db)).filter((n) => n >= shards && n % shards === shard);
+  return [shard, ...others];
+}
+
+/** Every settlement queue that exists, whatever SETTLEMENT_SHARDS was when it was made. */
+export async function allQueues(db: Db): Promise<number[]> {
+  const names = await db.listCollections({}, { nameOnly: true }).toArray();
+  return names
+    .filter((n) => n.name.startsWith(SETTLEMENT_QUEUE_PREFIX))
+    .map((n) => Number(n.name.slice(SETTLEMENT_QUEUE_PREFIX.length)))
+    .filter((n) => Number.isInteger(n) && n >= 0);
+}
+
+/** Every entry of the given queues, oldest first. Each queue holds only pending payments. */
+export async function readQueues(c: Collections, queues: readonly number[]): Promise<SettlementQueueDoc[]> {
+  const all = await Promise.all(queues.map((q) => c.settlementQueue(q).find({}).toArray()));
+  return all.flat().sort((a, b) => a.at.getTime() - b.at.getTime());
+}
+
+export async function removeFromQueues(c: Collections, queues: readonly number[], paymentIds: readonly string[]): Promise<void> {
+  if (paymentIds.length === 0) return;
+  await Promise.all(queues.map((q) => c.settlementQueue(q).deleteMany({ _id: { $in: [...paymentIds] } })));
+}
+
+/**
+ * Binds payments to batchId with one unique insert each (one command for all): a payment rides in
+ * the first batch that claims it, and a retry of that batch finds the same claims. Returns the ids
+ * this batch holds.
+ */
+export async function claimForBatch(c: Collections, batchId: string, paymentIds: readonly string[]): Promise<Set<string>> {
+  if (paymentIds.length === 0) return new Set();
+  const at = new Date();
+  const docs: SettlementClaimDoc[] = paymentIds.map((id) => ({ _id: id, batchId, at }));
+  const held = new Set(paymentIds);
+  try {
+    await c.settlementClaims.insertMany(docs, { ordered: false });
+    return held;
+  } catch (err) {
+    if (!(err instanceof MongoBulkWriteError)) throw err;
+    const errors = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
+    const taken = errors.filter((e) => e.code === 11000).map((e) => paymentIds[e.index] as string);
+    if (taken.length !== errors.length) throw err;
+    const owners = await Promise.all(taken.map((id) => c.settlementClaims.findOne({ _id: id })));
+    taken.forEach((id, i) => {
+      if (owners[i]?.batchId !== batchId) held.delete(id);
+    });
+    return held;
+  }
+}
+
+export function findClaim(c: Collections, paymentId: string): Promise<SettlementClaimDoc | null> {
+  return c.settlementClaims.findOne({ _id: paymentId });
+}
+
+export function findBatch(c: Collections, batchId: string): Promise<BatchDoc | null> {
+  return c.batches.findOne({ _id: batchId });
+}
+
+/** Records the batch's state for polls; written only by its shard's activities. */
+export async function recordBatch(c: Collections, doc: Omit<BatchDoc, 'updatedAt'>): Promise<void> {
+  const { _id, ...rest } = doc;
+  await c.batches.updateOne({ _id }, { $set: { ...rest, updatedAt: new Date() } }, { upsert: true });
+}
+
+export async function recordShardBacklog(c: Collections, shard: number, pending: number): Promise<void> {
+  await c.shardStatus.updateOne({ _id: `shard-${shard}` }, { $set: { shard, pending, at: new Date() } }, { upsert: true });
+}
+
+/** The sum of the shards' last reported queue lengths, ignoring reports older than maxAgeMs. */
+export async function settlementBacklog(c: Collections, shards: number, now: Date, maxAgeMs = 30_000): Promise<number> {
+  const docs = await Promise.all(Array.from({ length: shards }, (_, i) => c.shardStatus.findOne({ _id: `shard-${i}` })));
+  return docs.reduce((sum, d) => sum + (d && now.getTime() - d.at.getTime() <= maxAgeMs ? d.pending : 0), 0);
+}

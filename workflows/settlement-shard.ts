@@ -1,0 +1,71 @@
+import { allHandlersFinished, condition, continueAsNew, log, proxyActivities, setHandler, sleep, uuid4, workflowInfo } from '@temporalio/workflow';
+import type { ShardActivities } from '../activities/settlement-shard.js';
+import type { SettlementActivities } from '../activities/settlement.js';
+import { shardStateQuery, type SettlementShardInput, type ShardState } from './definitions.js';
+
+const retry = { initialInterval: '1 second', maximumInterval: '15 seconds', backoffCoefficient: 2 } as const;
+const acts = proxyActivities<ShardActivities & SettlementActivities>({ startToCloseTimeout: '1 minute', retry });
+// Gathering waits for payments (up to a minute when idle) and heartbeats, so a dead worker is noticed in seconds.
+const gathering = proxyActivities<ShardActivities>({ startToCloseTimeout: '2 minutes', heartbeatTimeout: '10 seconds', retry });
+const confirmation = proxyActivities<ShardActivities>({ startToCloseTimeout: '15 minutes', heartbeatTimeout: '10 seconds', retry });
+
+const ROUNDS_PER_RUN = 200;
+
+/**
+ * One settlement shard: gathers the accepted payments of its own queue into batches (at the batch
+ * size, or when the oldest has waited the batch window), settles each batch with one settleBatch
+ * transaction and ends it for every payment in one activity. Payments reach it through the store
+ * queue, not signals, so its history grows per batch, never per payment.
+ */
+export async function settlementShardWorkflow(input: SettlementShardInput): Promise<void> {
+  const { shard } = input;
+  const state: ShardState = { shard, inFlight: null, batchesSettled: input.batchesSettled ?? 0, paymentsSettled: input.paymentsSettled ?? 0 };
+  setHandler(shardStateQuery, () => state);
+  const { maxAttempts, shards } = await acts.batcherSettings();
+
+  for (let round = 0; round < ROUNDS_PER_RUN && !workflowInfo().continueAsNewSuggested; round++) {
+    const batchId = uuid4();
+    const gathered = await gathering.gatherBatch({ shard, shards, batchId });
+    if (gathered.paymentIds.length === 0) continue;
+    await settle({ shard, batchId, paymentIds: gathered.paymentIds, queues: gathered.queues }, maxAttempts, state);
+  }
+
+  await condition(allHandlersFinished);
+  await continueAsNew<typeof settlementShardWorkflow>({ shard, shards, batchesSettled: state.batchesSettled, paymentsSettled: state.paymentsSettled });
+}
+
+interface Batch {
+  shard: number;
+  batchId: string;
+  paymentIds: string[];
+  queues: number[];
+}
+
+/** Submits until confirmed (a dropped transaction is resent, a revert retried up to maxAttempts), then ends the batch. */
+async function settle(batch: Batch, maxAttempts: number, state: ShardState): Promise<void> {
+  const { batchId } = batch;
+  try {
+    for (let attempt = 1; ; attempt++) {
+      state.inFlight = { batchId, payments: batch.paymentIds.length, attempt };
+      const sent = await acts.submitShardBatch(batch);
+      if (sent.transaction) state.inFlight.transaction = sent.transaction;
+      const outcome = await confirmation.confirmShardBatch({ ...batch, transaction: sent.transaction ?? null });
+      if (outcome.status === 'confirmed') {
+        const { transaction, blockNumber, confirmedAt } = outcome;
+        await acts.endShardBatch({ ...batch, outcome: { status: 'CONFIRMED', batchId, transaction, blockNumber, confirmedAt } });
+        state.batchesSettled += 1;
+        state.paymentsSettled += batch.paymentIds.length;
+        return;
+      }
+      if (outcome.status === 'reverted' && attempt >= maxAttempts) {
+        log.error('batch failed after retries', { batchId, attempts: attempt });
+        const failureReason = `settlement_reverted: batch transaction reverted ${attempt} times`;
+        await acts.endShardBatch({ ...batch, outcome: { status: 'FAILED', batchId, failureReason, transaction: outcome.transaction } });
+        return;
+      }
+      await sleep(outcome.status === 'reverted' ? `${5 * attempt} seconds` : '1 second');
+    }
+  } finally {
+    state.inFlight = null;
+  }
+}
