@@ -8,7 +8,9 @@ import { closeHolds } from '../src/store/borrowers.js';
 import type { SettlementQueueDoc } from '../src/store/documents.js';
 import type { Store } from '../src/store/mongo.js';
 import { findPayment } from '../src/store/payments.js';
-import { claimForBatch, queueEntryOf, queuesServedBy, readQueues, recordBatch, recordShardBacklog, removeFromQueues } from '../src/store/settlement-queue.js';
+import { insertOnce } from '../src/store/mongo.js';
+import type { PaymentWorkflowInput } from '../workflows/definitions.js';
+import { announceBatch, claimForBatch, queueEntryOf, shardOf, queuesServedBy, readQueues, recordBatch, recordShardBacklog, removeFromQueues } from '../src/store/settlement-queue.js';
 import { recordBatchProjections } from '../src/store/payments.js';
 import { notifyPayments } from '../src/payments/notify-payments.js';
 import { AcceptedCaptures } from './accepted-captures.js';
@@ -53,6 +55,22 @@ export function createShardActivities(deps: ShardActivityDeps) {
   }
 
   return {
+    /** Puts a payment started without its queue entry (by an API older than shards) in its queue. */
+    async enqueuePayment(input: PaymentWorkflowInput): Promise<void> {
+      const { paymentId, asset, network, orderRef, capturedAt, spendIntentId, borrowerId, merchantId, payTo, amount } = input;
+      const entry: SettlementQueueDoc = {
+        _id: paymentId,
+        spendIntentId,
+        borrowerId,
+        merchantId,
+        payTo,
+        amount,
+        workflow: { asset, network, orderRef, capturedAt },
+        at: new Date(capturedAt),
+      };
+      await insertOnce(c.settlementQueue(shardOf(paymentId, deps.shards ?? 1)), entry);
+    },
+
     /**
      * Waits until the shard's accepted payments fill a batch or the oldest has waited the batch
      * window, then claims them for batchId. Under a backlog a batch takes up to
@@ -104,9 +122,13 @@ export function createShardActivities(deps: ShardActivityDeps) {
         amount: BigInt(e.amount),
       }));
       const sent = await submitSettleBatch(deps.chain, ref.batchId, settlementItems);
-      if (sent.kind !== 'sent') return {};
+      if (sent.kind !== 'sent') {
+        await announceBatch(c, ref.shard, ref.batchId); // sent by an earlier attempt: polls learn of it from the confirmation's record
+        return {};
+      }
       deps.metrics?.batchSize.observe(settlementItems.length);
-      await recordBatch(c, { _id: ref.batchId, shard: ref.shard, status: 'SUBMITTED', payments: entries.length, transaction: sent.txHash });
+      await recordBatch(c, { _id: ref.batchId, shard: ref.shard, status: 'SUBMITTED', payments: entries.length, paymentIds: ref.paymentIds, transaction: sent.txHash });
+      await announceBatch(c, ref.shard, ref.batchId);
       return { transaction: sent.txHash };
     },
 
@@ -114,7 +136,7 @@ export function createShardActivities(deps: ShardActivityDeps) {
     async confirmShardBatch(ref: ShardBatchRef & { transaction: string | null }): Promise<ConfirmationResult> {
       const sent = { sentAt: Date.now(), payments: ref.paymentIds.length };
       const r = await confirmOnChain(deps, ref.batchId, ref.transaction, sent, 250);
-      const base = { _id: ref.batchId, shard: ref.shard, payments: ref.paymentIds.length };
+      const base = { _id: ref.batchId, shard: ref.shard, payments: ref.paymentIds.length, paymentIds: ref.paymentIds };
       if (r.status === 'confirmed') {
         await recordBatch(c, { ...base, status: 'CONFIRMED', transaction: r.transaction, blockNumber: r.blockNumber, confirmedAt: new Date(r.confirmedAt) });
       } else {
@@ -136,6 +158,7 @@ export function createShardActivities(deps: ShardActivityDeps) {
         _id: ref.batchId,
         shard: ref.shard,
         payments: entries.length,
+        paymentIds: ref.paymentIds,
         status: o.status,
         ...(o.transaction ? { transaction: o.transaction } : {}),
         ...(o.status === 'CONFIRMED' ? { blockNumber: o.blockNumber, confirmedAt: new Date(o.confirmedAt) } : { failureReason: o.failureReason }),

@@ -18,6 +18,12 @@ export interface PaymentWorkflowInput {
   network: string;
   orderRef: string;
   capturedAt: string;
+  /**
+   * True when the payment is already in its settlement queue (every start by this code). Absent
+   * from starts by an API older than settlement shards, which enqueued nothing: the workflow then
+   * enqueues itself first, so API and worker can be upgraded in either order.
+   */
+  queued?: boolean;
 }
 
 export interface QueuedPayment {

@@ -1,7 +1,13 @@
-import { condition, patched, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { condition, patched, proxyLocalActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import type { ShardActivities } from '../activities/settlement-shard.js';
 import { initialPaymentState, isTerminal, settledPaymentState, type PaymentState } from '../src/domain/payment.js';
 import { paymentSettledSignal, paymentStatusQuery, type PaymentWorkflowInput } from './definitions.js';
 import { legacyPaymentFlow } from './payment-legacy.js';
+
+const { enqueuePayment } = proxyLocalActivities<ShardActivities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', backoffCoefficient: 2 },
+});
 
 /** Payments started before settlement shards replay the legacy flow; new ones record this marker. */
 export const LEAN_SETTLEMENT_PATCH = 'lean-settlement-shards';
@@ -19,6 +25,7 @@ export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<Paym
   setHandler(paymentSettledSignal, (outcome) => {
     if (!isTerminal(state.status)) state = settledPaymentState(outcome);
   });
+  if (!input.queued) await enqueuePayment(input);
   await condition(() => isTerminal(state.status));
   upsertSearchAttributes({ PaymentStatus: [state.status], BatchId: state.batchId ? [state.batchId] : [] });
   return state;

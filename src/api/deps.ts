@@ -1,6 +1,7 @@
 import type { CaptureFinisher } from '../payments/finish-capture.js';
 import type { PaymentStatusCache } from '../payments/status-cache.js';
 import type { CaptureAdmission } from './capture-admission.js';
+import type { MerchantCache } from '../store/merchant-cache.js';
 import type { Client } from '@temporalio/client';
 import type { Env } from '../config/env.js';
 import type { JwtVerifier } from '../auth/merchant-jwt.js';
@@ -43,6 +44,8 @@ export interface AppDeps {
   captureFinisher?: CaptureFinisher;
   /** Facts status polls remember between polls; absent, a module-wide cache is used. */
   statusCache?: PaymentStatusCache;
+  /** Merchant documents remembered for a second; absent, every request reads its merchant. */
+  merchantCache?: MerchantCache;
   /** Sheds captures under overload; absent, every capture is admitted. */
   captureAdmission?: CaptureAdmission;
   nowMs(): number;

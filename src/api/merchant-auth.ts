@@ -15,7 +15,7 @@ export function merchantOf(ctx: Context): MerchantPrincipal {
  */
 export function requireMerchant(deps: AppDeps, permission: Permission) {
   return async (ctx: Context, next: Next) => {
-    const principal = await authenticateMerchant(deps.store.c, deps.verifyJwt, ctx.get('authorization') || undefined, Math.floor(deps.nowMs() / 1000));
+    const principal = await authenticateMerchant(deps.store.c, deps.verifyJwt, ctx.get('authorization') || undefined, Math.floor(deps.nowMs() / 1000), deps.merchantCache);
     if (!principal) throw ApiError.unauthenticated();
     if (!principal.permissions.includes(permission)) throw ApiError.forbidden(permission);
     if (permission === PERMISSIONS.settleCreate && principal.credential === 'jwt' && !principal.steppedUp) {

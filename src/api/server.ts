@@ -14,6 +14,7 @@ import { BackgroundCaptureFinisher } from '../payments/finish-capture.js';
 import { startSlotSweeper } from './slot-sweeper.js';
 import { CaptureAdmission } from './capture-admission.js';
 import { PaymentStatusCache } from '../payments/status-cache.js';
+import { MerchantCache } from '../store/merchant-cache.js';
 
 async function main() {
   const env = loadEnv();
@@ -38,7 +39,7 @@ async function main() {
   );
   const statusCache = new PaymentStatusCache();
   const app = createApp({
-    env, store, temporal, verifyJwt, logger, settlement, oauthKeys, metrics, captureFinisher, captureAdmission, statusCache, nowMs: () => Date.now(),
+    env, store, temporal, verifyJwt, logger, settlement, oauthKeys, metrics, captureFinisher, captureAdmission, statusCache, merchantCache: new MerchantCache(), nowMs: () => Date.now(),
   });
   const slotSweeper = startSlotSweeper(store.c, logger);
   const server = createServer(app.callback());

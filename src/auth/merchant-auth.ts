@@ -1,5 +1,6 @@
 import type { Collections } from '../store/collections.js';
 import { findApiKeyByHash, findMerchant } from '../store/merchants.js';
+import type { MerchantCache } from '../store/merchant-cache.js';
 import { hashApiKey, hashesEqual, isWellFormedApiKey, looksLikeApiKey } from './api-keys.js';
 import { isSteppedUp, type JwtVerifier } from './merchant-jwt.js';
 import type { MerchantPrincipal } from './permissions.js';
@@ -13,6 +14,7 @@ export async function authenticateMerchant(
   verifyJwt: JwtVerifier,
   authorization: string | undefined,
   nowSeconds: number,
+  merchants?: MerchantCache,
 ): Promise<MerchantPrincipal | null> {
   const match = /^Bearer ([^\s]+)$/i.exec(authorization ?? '');
   const token = match?.[1];
@@ -20,7 +22,7 @@ export async function authenticateMerchant(
 
   const caller = looksLikeApiKey(token) ? await apiKeyCaller(c, token) : await jwtCaller(verifyJwt, token, nowSeconds);
   if (!caller) return null;
-  const merchant = await findMerchant(c, caller.merchantId);
+  const merchant = merchants ? await merchants.find(c, caller.merchantId) : await findMerchant(c, caller.merchantId);
   if (!merchant || merchant.status !== 'ACTIVE') return null;
   return { ...caller, payoutAddress: merchant.payoutAddress, ...(merchant.rateLimits ? { rateLimits: merchant.rateLimits } : {}) };
 }

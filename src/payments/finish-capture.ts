@@ -26,6 +26,7 @@ export async function finishCapture(deps: FinishCaptureDeps, doc: PaymentDoc): P
     network: doc.network,
     orderRef: doc.orderRef,
     capturedAt: doc.capturedAt.toISOString(),
+    queued: true,
   });
 }
 

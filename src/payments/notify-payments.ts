@@ -37,6 +37,7 @@ async function notifyOne(client: Client, taskQueue: string, e: SettlementQueueDo
     payTo: e.payTo,
     amount: e.amount,
     ...e.workflow,
+    queued: true,
   };
   try {
     await client.workflow.signalWithStart('paymentWorkflow', {

@@ -1,7 +1,10 @@
-import type { BatchDoc, PaymentDoc, SettlementClaimDoc } from '../store/documents.js';
+import type { Collections } from '../store/collections.js';
+import type { BatchDoc, PaymentDoc } from '../store/documents.js';
+import { announcedBatches, findBatch } from '../store/settlement-queue.js';
 
-const MAX_ENTRIES = 50_000;
+const MAX_ENTRIES = 100_000;
 const BATCH_TTL_MS = 250;
+const BOARD_TTL_MS = 250;
 
 /** A map that forgets its oldest entries past a size. */
 class Bounded<V> {
@@ -15,23 +18,58 @@ class Bounded<V> {
   }
 }
 
+const finished = (b: BatchDoc) => b.status === 'CONFIRMED' || b.status === 'FAILED';
+
 /**
- * What a status poll may remember between polls in one API process: facts that never change once
- * seen (a payment's capture fields, that it was accepted, its batch claim, a finished batch), and
- * an unfinished batch's state for BATCH_TTL_MS, so a hundred payments polled in one batch cost one
- * read of it. A poll lags its batch's recorded state by at most that TTL.
+ * What status polls remember between polls in one API process, so a poll costs about one store
+ * read (the merchant's credential) whatever the number of pending payments: facts that never
+ * change once seen (a payment's capture fields, that it was accepted, the batch it rides in, a
+ * finished batch), an unfinished batch's state for BATCH_TTL_MS, and the shards' announced
+ * batches (read at most every BOARD_TTL_MS, each new batch once, with its payment ids). A poll
+ * lags its batch's recorded state by at most those TTLs.
  */
 export class PaymentStatusCache {
   readonly payments = new Bounded<PaymentDoc>();
   readonly accepted = new Bounded<true>();
-  readonly claims = new Bounded<SettlementClaimDoc>();
+  private readonly batchOfPayment = new Bounded<string>();
   private readonly batches = new Bounded<{ doc: BatchDoc; at: number }>();
+  private boardReadAt = 0;
+  private boardRead: Promise<void> | undefined;
 
-  async batch(batchId: string, nowMs: number, read: () => Promise<BatchDoc | null>): Promise<BatchDoc | null> {
+  rememberBatchOf(paymentId: string, batchId: string): void {
+    this.batchOfPayment.set(paymentId, batchId);
+  }
+
+  /** The batch a payment rides in, as far as the shards have announced; undefined while it waits. */
+  async batchOf(c: Collections, shards: number, paymentId: string, nowMs: number): Promise<string | undefined> {
+    const known = this.batchOfPayment.get(paymentId);
+    if (known) return known;
+    if (nowMs - this.boardReadAt >= BOARD_TTL_MS) {
+      this.boardReadAt = nowMs;
+      this.boardRead ??= this.readBoard(c, shards, nowMs).finally(() => {
+        this.boardRead = undefined;
+      });
+    }
+    await this.boardRead;
+    return this.batchOfPayment.get(paymentId);
+  }
+
+  async batch(c: Collections, batchId: string, nowMs: number): Promise<BatchDoc | null> {
     const hit = this.batches.get(batchId);
-    if (hit && (hit.doc.status === 'CONFIRMED' || hit.doc.status === 'FAILED' || nowMs - hit.at < BATCH_TTL_MS)) return hit.doc;
-    const doc = await read();
-    if (doc) this.batches.set(batchId, { doc, at: nowMs });
+    if (hit && (finished(hit.doc) || nowMs - hit.at < BATCH_TTL_MS)) return hit.doc;
+    const doc = await findBatch(c, batchId);
+    if (doc) this.keep(doc, nowMs);
     return doc;
+  }
+
+  private async readBoard(c: Collections, shards: number, nowMs: number): Promise<void> {
+    const fresh = (await announcedBatches(c, shards)).filter((id) => !this.batches.get(id));
+    const docs = await Promise.all(fresh.map((id) => findBatch(c, id)));
+    for (const doc of docs) if (doc) this.keep(doc, nowMs);
+  }
+
+  private keep(doc: BatchDoc, nowMs: number): void {
+    this.batches.set(doc._id, { doc, at: nowMs });
+    for (const id of doc.paymentIds ?? []) this.batchOfPayment.set(id, doc._id);
   }
 }

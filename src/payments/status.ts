@@ -4,7 +4,7 @@ import { isUuid } from '../domain/ids.js';
 import { paymentStateInBatch, type Receipt } from '../domain/payment.js';
 import type { PaymentDoc } from '../store/documents.js';
 import { findPayment } from '../store/payments.js';
-import { findBatch, findClaim } from '../store/settlement-queue.js';
+import { findClaim } from '../store/settlement-queue.js';
 import { findSpendIntentFate } from '../store/spend-intents.js';
 import { PaymentStatusCache } from './status-cache.js';
 import { toReceipt } from './receipt.js';
@@ -17,8 +17,9 @@ const fallbackCache = new PaymentStatusCache();
  * the batch's (SUBMITTED, CONFIRMED, FAILED, or QUEUED again while a reverted or dropped batch is
  * retried), which the shard's activities record as the batch moves and before they signal the
  * payment workflows. Once terminal, the payment's own projection answers. Payments captured before
- * settlement shards keep the projection their workflow writes. Another merchant's payment is
- * indistinguishable from a missing one.
+ * settlement shards keep the projection their workflow writes. Which batch a payment rides in
+ * comes from the batches the shards announce (PaymentStatusCache), so a poll costs about one
+ * store read. Another merchant's payment is indistinguishable from a missing one.
  */
 export async function paymentStatus(deps: AppDeps, merchantId: string, paymentId: string): Promise<Receipt> {
   if (!isUuid(paymentId)) throw ApiError.notFound('payment');
@@ -42,15 +43,18 @@ export async function paymentStatus(deps: AppDeps, merchantId: string, paymentId
   return receiptFromBatch(deps, cache, doc);
 }
 
+/** Past this age a payment the shards' announcements do not name is looked up by its claim (an older shard, a missed announcement). */
+const CLAIM_LOOKUP_AFTER_MS = 30_000;
+
 async function receiptFromBatch(deps: AppDeps, cache: PaymentStatusCache, doc: PaymentDoc): Promise<Receipt> {
   const c = deps.store.c;
-  let claim = cache.claims.get(doc._id);
-  if (!claim) {
-    claim = (await findClaim(c, doc._id)) ?? undefined;
-    if (!claim) return toReceipt(doc);
-    cache.claims.set(doc._id, claim);
+  const now = deps.nowMs();
+  let batchId = await cache.batchOf(c, deps.env.SETTLEMENT_SHARDS, doc._id, now);
+  if (!batchId && now - doc.capturedAt.getTime() > CLAIM_LOOKUP_AFTER_MS) {
+    batchId = (await findClaim(c, doc._id))?.batchId;
+    if (batchId) cache.rememberBatchOf(doc._id, batchId);
   }
-  const batchId = claim.batchId;
-  const batch = await cache.batch(batchId, deps.nowMs(), () => findBatch(c, batchId));
+  if (!batchId) return toReceipt(doc);
+  const batch = await cache.batch(c, batchId, now);
   return batch ? toReceipt(doc, paymentStateInBatch(batch)) : toReceipt(doc);
 }

@@ -253,6 +253,8 @@ export interface BatchDoc {
   shard: number;
   status: BatchStatus;
   payments: number;
+  /** Its payments, recorded when it is broadcast, so API processes learn batch membership per batch. */
+  paymentIds?: string[];
   transaction?: string;
   blockNumber?: string;
   confirmedAt?: Date;
@@ -260,11 +262,16 @@ export interface BatchDoc {
   updatedAt: Date;
 }
 
-/** One shard's queue length, written by the shard as it gathers; captures are shed on the sum. */
+/**
+ * What a shard tells API processes: its queue length (`shard-<n>`, written as it gathers; captures
+ * are shed on the sum) and its latest batches (`batches-<n>`, written as each is broadcast; polls
+ * learn which batch a payment rides in from them).
+ */
 export interface ShardStatusDoc {
   _id: string;
   shard: number;
-  pending: number;
+  pending?: number;
+  batchIds?: string[];
   at: Date;
 }
 

@@ -109,8 +109,24 @@ export async function recordShardBacklog(c: Collections, shard: number, pending:
   await c.shardStatus.updateOne({ _id: `shard-${shard}` }, { $set: { shard, pending, at: new Date() } }, { upsert: true });
 }
 
+const ANNOUNCED_BATCHES = 32;
+
+/** Adds a broadcast batch to its shard's latest batches (the shard's own writer, one at a time). */
+export async function announceBatch(c: Collections, shard: number, batchId: string): Promise<void> {
+  const _id = `batches-${shard}`;
+  const doc = await c.shardStatus.findOne({ _id });
+  const batchIds = [...(doc?.batchIds ?? []).filter((id) => id !== batchId), batchId].slice(-ANNOUNCED_BATCHES);
+  await c.shardStatus.updateOne({ _id }, { $set: { shard, batchIds, at: new Date() } }, { upsert: true });
+}
+
+/** The latest batches every shard announced, newest last per shard. */
+export async function announcedBatches(c: Collections, shards: number): Promise<string[]> {
+  const docs = await Promise.all(Array.from({ length: shards }, (_, i) => c.shardStatus.findOne({ _id: `batches-${i}` })));
+  return docs.flatMap((d) => d?.batchIds ?? []);
+}
+
 /** The sum of the shards' last reported queue lengths, ignoring reports older than maxAgeMs. */
 export async function settlementBacklog(c: Collections, shards: number, now: Date, maxAgeMs = 30_000): Promise<number> {
   const docs = await Promise.all(Array.from({ length: shards }, (_, i) => c.shardStatus.findOne({ _id: `shard-${i}` })));
-  return docs.reduce((sum, d) => sum + (d && now.getTime() - d.at.getTime() <= maxAgeMs ? d.pending : 0), 0);
+  return docs.reduce((sum, d) => sum + (d && now.getTime() - d.at.getTime() <= maxAgeMs ? (d.pending ?? 0) : 0), 0);
 }

@@ -1,0 +1,29 @@
+import type { Collections } from './collections.js';
+import type { MerchantDoc } from './documents.js';
+import { findMerchant } from './merchants.js';
+
+/**
+ * Merchant documents remembered for a second in one API process: every merchant request reads
+ * its merchant (status, payout address, limits), and polls alone are several a second per pending
+ * payment. A merchant disabled or given new limits is seen within ttlMs. API keys are not cached:
+ * a revoked key is refused on its next request.
+ */
+export class MerchantCache {
+  private readonly docs = new Map<string, { doc: MerchantDoc | null; at: number }>();
+
+  constructor(
+    private readonly ttlMs = 1000,
+    private readonly nowMs: () => number = Date.now,
+    private readonly maxEntries = 10_000,
+  ) {}
+
+  async find(c: Collections, merchantId: string): Promise<MerchantDoc | null> {
+    const now = this.nowMs();
+    const hit = this.docs.get(merchantId);
+    if (hit && now - hit.at < this.ttlMs) return hit.doc;
+    const doc = await findMerchant(c, merchantId);
+    if (this.docs.size >= this.maxEntries) this.docs.clear();
+    this.docs.set(merchantId, { doc, at: now });
+    return doc;
+  }
+}

@@ -1,0 +1,69 @@
+import assert from 'node:assert/strict';
+import type { Context } from 'koa';
+import { CaptureAdmission } from '../../src/api/capture-admission.js';
+import { ApiError } from '../../src/domain/errors.js';
+import { world, type World } from '../helpers/world.js';
+
+const ctx = {} as Context;
+const refusal = (err: unknown) => err instanceof ApiError && err.code === 'UNAVAILABLE' && err.status === 503;
+
+/** Load shedding reads the shards' reports from the real store; the stack's own shards are 0 and 1. */
+describe('capture admission: overload is shed at once, never queued', function () {
+  let w: World;
+  const fakeShard = 7;
+  before(async function () {
+    w = await world();
+  });
+  after(async function () {
+    await w.store.c.shardStatus.deleteOne({ _id: `shard-${fakeShard}` });
+  });
+
+  it('answers 503 UNAVAILABLE with Retry-After past the in-flight limit, and admits again once a capture ends', async function () {
+    const admission = new CaptureAdmission(w.store.c, { maxInFlight: 2, maxBacklog: 1_000_000, shards: 1 });
+    const gate = admission.middleware();
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const first = gate(ctx, () => held);
+    const second = gate(ctx, () => held);
+    let ran = false;
+    await assert.rejects(
+      gate(ctx, async () => {
+        ran = true;
+      }),
+      (err) => refusal(err) && (err as ApiError).headers?.['Retry-After'] === '1',
+    );
+    assert.equal(ran, false, 'a shed capture does no work');
+    release();
+    await Promise.all([first, second]);
+    await gate(ctx, async () => {
+      ran = true;
+    });
+    assert.equal(ran, true);
+  });
+
+  it('sheds while the shards report a backlog past the limit, and admits once it drains', async function () {
+    const admission = new CaptureAdmission(w.store.c, { maxInFlight: 100, maxBacklog: 50, shards: fakeShard + 1 });
+    const gate = admission.middleware();
+    const report = (pending: number) =>
+      w.store.c.shardStatus.updateOne({ _id: `shard-${fakeShard}` }, { $set: { shard: fakeShard, pending, at: new Date() } }, { upsert: true });
+    await report(500);
+    const until = async (shed: boolean) => {
+      const deadline = Date.now() + 5000;
+      for (;;) {
+        const outcome = await gate(ctx, async () => undefined).then(
+          () => false,
+          (err: unknown) => {
+            if (!refusal(err)) throw err;
+            return true;
+          },
+        );
+        if (outcome === shed) return;
+        if (Date.now() > deadline) assert.fail(`admission never ${shed ? 'shed' : 'admitted'}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    await until(true);
+    await report(0);
+    await until(false);
+  });
+});
