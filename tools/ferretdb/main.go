@@ -55,11 +55,7 @@ func main() {
 		Handler:   "sqlite",
 		// BEGIN IMMEDIATE: a writer waits (busy_timeout) for the write lock instead of failing with
 		// SQLITE_BUSY when its read transaction cannot be upgraded under concurrent writes.
-		// synchronous=normal: FerretDB runs SQLite in WAL mode, where NORMAL syncs at checkpoints
-		// instead of on every commit. A crash of any process loses nothing; a power cut can lose the
-		// last commits, never corrupt the file. Writes go one at a time, so the per-commit fsync was
-		// what every capture waited on (docs/benchmarks.md).
-		SQLiteURL: "file:" + abs + "/?_txlock=immediate&_pragma=synchronous(normal)",
+		SQLiteURL: "file:" + abs + "/?_txlock=immediate",
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ferretdb-launcher: %v\n", err)
