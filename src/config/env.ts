@@ -60,7 +60,7 @@ export const EnvSchema = z.object({
   /** Captures are shed (503 + Retry-After) while more accepted payments than this wait for settlement. */
   SETTLEMENT_MAX_BACKLOG: intFromEnv(3000, 1),
   /** Captures one API process works on at once; more are shed at once rather than queued. */
-  CAPTURE_MAX_IN_FLIGHT: intFromEnv(48, 1),
+  CAPTURE_MAX_IN_FLIGHT: intFromEnv(128, 1),
   /** The worker's sweeper finishes a capture still CAPTURING after this long (the API normally does it at once). */
   CAPTURE_SWEEP_AFTER_SECONDS: intFromEnv(30, 1),
   CAPTURE_SWEEP_INTERVAL_SECONDS: intFromEnv(10, 1),

@@ -4,7 +4,7 @@ import { parseCreditPayload, type PaymentRequirements } from '../domain/envelope
 import { ApiError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import type { Receipt } from '../domain/payment.js';
-import { evaluateVoucher } from '../domain/verification.js';
+import { evaluateVoucher, type VerificationContext } from '../domain/verification.js';
 import type { Voucher } from '../domain/voucher.js';
 import type { PaymentDoc } from '../store/documents.js';
 import { claimIdempotencyKey, idempotencyId, releaseIdempotencyKey } from '../store/idempotency.js';
@@ -44,9 +44,12 @@ export async function capturePayment(deps: AppDeps, req: CaptureRequest): Promis
   const keyId = idempotencyId(req.merchantId, req.idempotencyKey);
   const retentionMs = deps.env.IDEMPOTENCY_RETENTION_HOURS * 3600_000;
   const bodyFingerprint = fingerprint(req.body);
+  const newPaymentId = newId();
+  // The store reads the rules need run while the key is claimed: a new capture waits for one round trip, not two.
+  const prefetched = prefetchContext(deps, req, newPaymentId);
   const claim = await claimIdempotencyKey(
     c,
-    { _id: keyId, merchantId: req.merchantId, fingerprint: bodyFingerprint, paymentId: newId(), createdAt: now, expiresAt: new Date(now.getTime() + retentionMs) },
+    { _id: keyId, merchantId: req.merchantId, fingerprint: bodyFingerprint, paymentId: newPaymentId, createdAt: now, expiresAt: new Date(now.getTime() + retentionMs) },
     now,
   );
   if (claim.kind === 'existing' && claim.doc.fingerprint !== bodyFingerprint) throw ApiError.idempotencyKeyConflict();
@@ -58,20 +61,38 @@ export async function capturePayment(deps: AppDeps, req: CaptureRequest): Promis
   if (existing && existing.status !== 'CAPTURING') return { receipt: toReceipt(existing), replayed };
 
   try {
-    const doc = existing ?? (await admit(deps, req, paymentId, now));
-    return { receipt: await accept(deps, doc, req.timer), replayed };
+    if (existing) return { receipt: await accept(deps, existing, req.timer), replayed };
+    const doc = await admit(deps, req, paymentId, now, claim.kind === 'claimed' ? prefetched : undefined);
+    return { receipt: await accept(deps, doc, req.timer, { queued: true }), replayed };
   } catch (err) {
     if (claim.kind === 'claimed' && err instanceof ApiError) await releaseIdempotencyKey(c, keyId, paymentId);
     throw err;
   }
 }
 
-/** Checks the voucher and claims it with one insert; the unique voucherId index refuses a second use. */
-async function admit(deps: AppDeps, req: CaptureRequest, paymentId: string, now: Date): Promise<PaymentDoc> {
+type Prefetched = Promise<{ ok: true; ctx: VerificationContext } | { ok: false; error: unknown }> | undefined;
+
+/** The verification context for a new capture, loaded beside the key claim; failures surface only if it is used. */
+function prefetchContext(deps: AppDeps, req: CaptureRequest, paymentId: string): Prefetched {
+  const parsed = parseCreditPayload(req.body.x402Version, req.body.paymentPayload);
+  if (!parsed.ok) return undefined;
+  return loadVerificationContext(deps, req.merchantId, parsed.voucher, paymentId, req.payoutAddress).then(
+    (ctx) => ({ ok: true as const, ctx }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+}
+
+/**
+ * Checks the voucher, then claims it with one insert (the unique voucherId index refuses a second
+ * use) while putting the payment in its settlement queue; a refused claim takes the entry back out.
+ */
+async function admit(deps: AppDeps, req: CaptureRequest, paymentId: string, now: Date, prefetched: Prefetched): Promise<PaymentDoc> {
   const parsed = parseCreditPayload(req.body.x402Version, req.body.paymentPayload);
   if (!parsed.ok) throw ApiError.paymentRejected(parsed.reason);
   const { voucher } = parsed;
-  const ctx = await loadVerificationContext(deps, req.merchantId, voucher, paymentId, req.payoutAddress);
+  const early = prefetched ? await prefetched : undefined;
+  if (early && !early.ok) throw early.error;
+  const ctx = early?.ctx ?? (await loadVerificationContext(deps, req.merchantId, voucher, paymentId, req.payoutAddress));
   req.timer?.mark('load_context');
   const verdict = evaluateVoucher(
     {
@@ -86,16 +107,17 @@ async function admit(deps: AppDeps, req: CaptureRequest, paymentId: string, now:
   req.timer?.mark('verify_voucher');
 
   const doc = paymentDoc(paymentId, req, voucher, now);
-  try {
-    await insertPayment(deps.store.c, doc);
-    req.timer?.mark('claim_voucher');
-    return doc;
-  } catch (err) {
-    if (!isDuplicateKey(err)) throw err;
-    const holder = await findPaymentByVoucher(deps.store.c, voucher.voucherId);
-    if (holder?._id === paymentId) return holder;
-    throw ApiError.paymentRejected('voucher_already_used');
-  }
+  const c = deps.store.c;
+  const shards = deps.env.SETTLEMENT_SHARDS;
+  const [inserted, queued] = await Promise.allSettled([insertPayment(c, doc), enqueueForSettlement(c, shards, doc)]);
+  if (queued.status === 'rejected') throw queued.reason;
+  req.timer?.mark('claim_voucher');
+  if (inserted.status === 'fulfilled') return doc;
+  if (!isDuplicateKey(inserted.reason)) throw inserted.reason;
+  const holder = await findPaymentByVoucher(c, voucher.voucherId);
+  if (holder?._id === paymentId) return holder;
+  await dequeueRefused(c, shards, paymentId);
+  throw ApiError.paymentRejected('voucher_already_used');
 }
 
 /**
@@ -105,10 +127,10 @@ async function admit(deps: AppDeps, req: CaptureRequest, paymentId: string, now:
  * finisher is configured, before it otherwise. Enqueuing first means a crash between the two
  * leaves an entry the worker's sweeper decides, never an accepted payment nobody settles.
  */
-async function accept(deps: AppDeps, doc: PaymentDoc, timer?: PhaseTimer): Promise<Receipt> {
+async function accept(deps: AppDeps, doc: PaymentDoc, timer?: PhaseTimer, opts: { queued?: boolean } = {}): Promise<Receipt> {
   const c = deps.store.c;
   const shards = deps.env.SETTLEMENT_SHARDS;
-  await enqueueForSettlement(c, shards, doc);
+  if (!opts.queued) await enqueueForSettlement(c, shards, doc);
   timer?.mark('enqueue');
   const consumed = await consumeSpendIntent(c, doc.spendIntentId, doc.voucherId, doc._id);
   if (consumed === 'not_available') {

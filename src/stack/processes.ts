@@ -177,7 +177,6 @@ export class ManagedProcess {
     if (this.exitInfo) return;
     this.exitInfo = info;
     live.delete(this);
-    this.log?.end();
     if (this.expectingExit) {
       try {
         process.kill(-this.pid, 'SIGKILL');
@@ -187,7 +186,9 @@ export class ManagedProcess {
     } else {
       for (const l of this.exitListeners) l(info);
     }
-    resolve(info);
+    // Resolve once the log file has every line, so a reader after the exit sees the last words.
+    if (this.log) this.log.end(() => resolve(info));
+    else resolve(info);
   }
 }
 
