@@ -32,7 +32,7 @@ async function rate(n: number, concurrency: number, op: (i: number) => Promise<u
 }
 
 /**
- * What each part can do alone on this machine, at 10 in flight (20 for the signal workflows): the
+ * What each part can do alone on this machine, at 10 in flight (100 for the signal workflows, which wait on their own completion): the
  * store's unique inserts and _id reads, Temporal workflow starts with no worker, a minimal
  * start -> signal -> complete workflow on a worker of the bench's own (own task queue, same
  * Temporal), and the API's cheapest route.
@@ -81,7 +81,7 @@ async function signalWorkflowCeiling(w: World, n: number): Promise<{ perSecond: 
     });
     const startSeconds = (performance.now() - t0) / 1000;
     const perSecond = await worker.runUntil(
-      rate(n, 20, async () => {
+      rate(n, 100, async () => {
         const h = await w.temporal.workflow.start('benchSignalWorkflow', { workflowId: `bench-signal-${randomUUID()}`, taskQueue, args: [] });
         await h.signal('benchGo');
         await h.result();

@@ -137,16 +137,18 @@ export async function preloadPayments(
 }
 
 /**
- * Waits (at most `maxSeconds`) until no payment in the store is still on its way (neither CONFIRMED
- * nor FAILED: accepted payments may stay CAPTURING in the store until they end), so a re-run does
- * not inherit the previous level's backlog; returns what is left.
+ * Waits (at most `maxSeconds`) until none of the given payments (the earlier levels' accepted ones
+ * the merchants did not see end) is still on its way in the store, read by _id, so a re-run does not
+ * inherit the previous level's backlog; returns how many are left.
  */
-export async function waitForStoreBacklog(w: World, maxSeconds: number): Promise<{ left: number; waitedSeconds: number }> {
+export async function waitForStoreBacklog(w: World, paymentIds: readonly string[], maxSeconds: number): Promise<{ left: number; waitedSeconds: number }> {
   const t0 = performance.now();
+  let pending = [...paymentIds];
   for (;;) {
-    const left = await w.store.c.payments.countDocuments({ status: { $nin: ['CONFIRMED', 'FAILED'] } });
+    const docs = await mapPool(pending, 16, (id) => w.store.c.payments.findOne({ _id: id }, { projection: { status: 1 } }));
+    pending = pending.filter((_, i) => docs[i]?.status !== 'CONFIRMED' && docs[i]?.status !== 'FAILED');
     const waitedSeconds = (performance.now() - t0) / 1000;
-    if (left === 0 || waitedSeconds >= maxSeconds) return { left, waitedSeconds };
+    if (pending.length === 0 || waitedSeconds >= maxSeconds) return { left: pending.length, waitedSeconds };
     await new Promise((r) => setTimeout(r, 1000));
   }
 }

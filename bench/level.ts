@@ -10,7 +10,7 @@ import { planArrivals, runOpenLoop, type ArrivalKind, type CaptureRecord, type O
 import { phaseProfile, type PhaseProfile } from './phases.js';
 import { productBatches } from './product-batches.js';
 import { counterDelta, scrapeCounter, total } from './prom.js';
-import { summarize } from './stats.js';
+import { mapPool, summarize } from './stats.js';
 import { paymentHistoryEvents, settlementEventsSince, settlementRunsNow } from './temporal-events.js';
 import { prepareVouchers, releaseUnused, type VoucherBatch, type VoucherSource } from './vouchers.js';
 
@@ -77,6 +77,8 @@ export interface LevelFigures {
   /** Every payment in the store neither CONFIRMED nor FAILED when the level ended. */
   storeBacklog: number;
   storeBacklogByStatus: Record<string, number>;
+  /** Accepted payments of the level the store had not ended when its figures were read. */
+  openPaymentIds: string[];
   cpuMsPerSettled: Record<string, number>;
   /** Summed over the stack's processes (the bench client not included). */
   cpuMsPerSettledTotal: number;
@@ -92,21 +94,22 @@ export interface LevelFigures {
 
 const per = (n: number, d: number) => (d > 0 ? n / d : Number.NaN);
 
-async function storeCount(w: World, filter: Record<string, unknown>): Promise<number> {
-  return w.store.c.payments.countDocuments(filter as never);
+/**
+ * The level's own accepted payments as the store has them, read by _id (the bench must not scan the
+ * payments table: FerretDB scans in full, which would dwarf the product's work once data is preloaded).
+ */
+async function storeDocs(w: World, accepted: readonly CaptureRecord[]) {
+  const docs = await mapPool([...accepted], 16, (r) => w.store.c.payments.findOne({ _id: r.paymentId as string }, { projection: { status: 1, confirmedAt: 1, updatedAt: 1 } }));
+  return docs.filter((d) => d !== null);
 }
 
 /** The store's confirmation time of each accepted payment, from confirmedAt (or updatedAt). */
-async function storeConfirmations(w: World, accepted: readonly CaptureRecord[]): Promise<number[]> {
+function storeConfirmations(docs: Awaited<ReturnType<typeof storeDocs>>, accepted: readonly CaptureRecord[]): number[] {
+  const at = new Map(docs.filter((d) => d.status === 'CONFIRMED').map((d) => [d._id, (d.confirmedAt ?? d.updatedAt).getTime()]));
   const out: number[] = [];
-  for (let i = 0; i < accepted.length; i += 1000) {
-    const chunk = accepted.slice(i, i + 1000);
-    const docs = await w.store.c.payments.find({ _id: { $in: chunk.map((r) => r.paymentId as string) }, status: 'CONFIRMED' }, { projection: { confirmedAt: 1, updatedAt: 1 } }).toArray();
-    const at = new Map(docs.map((d) => [d._id, (d.confirmedAt ?? d.updatedAt).getTime()]));
-    for (const r of chunk) {
-      const t = at.get(r.paymentId as string);
-      if (t !== undefined) out.push((t - (r.acceptedAtEpochMs as number)) / 1000);
-    }
+  for (const r of accepted) {
+    const t = at.get(r.paymentId as string);
+    if (t !== undefined) out.push((t - (r.acceptedAtEpochMs as number)) / 1000);
   }
   return out;
 }
@@ -119,7 +122,6 @@ export async function runLevel(s: LevelSettings, label: string, rate: number, se
   const metricsBefore = await scrapeCounter(s.metricsUrls, 'x402_store_commands_total', 'command');
   const runsBefore = await settlementRunsNow(w.temporal).catch(() => null);
   const fromBlock = await w.publicClient.getBlockNumber();
-  const confirmedBefore = await storeCount(w, { status: 'CONFIRMED' });
   const since = new Date();
   const cpuBefore = snapshot(s.processes);
   const clientBefore = process.cpuUsage();
@@ -140,13 +142,13 @@ export async function runLevel(s: LevelSettings, label: string, rate: number, se
   cpu.set('bench client', (client.user + client.system) / 1e6);
   const toBlock = await w.publicClient.getBlockNumber();
   const metricsAfter = await scrapeCounter(s.metricsUrls, 'x402_store_commands_total', 'command');
-  const open = await w.store.c.payments.find({ status: { $nin: ['CONFIRMED', 'FAILED'] } }, { projection: { status: 1 } }).toArray();
-  const storeBacklogByStatus: Record<string, number> = {};
-  for (const d of open) storeBacklogByStatus[d.status] = (storeBacklogByStatus[d.status] ?? 0) + 1;
-  const confirmedAfter = await storeCount(w, { status: 'CONFIRMED' });
-
   const records = run.records;
   const accepted = records.filter((r) => r.outcome === 'accepted');
+  const docs = await storeDocs(w, accepted);
+  const open = docs.filter((d) => d.status !== 'CONFIRMED' && d.status !== 'FAILED');
+  const storeBacklogByStatus: Record<string, number> = {};
+  for (const d of open) storeBacklogByStatus[d.status] = (storeBacklogByStatus[d.status] ?? 0) + 1;
+  const storeConfirmed = docs.length - open.length;
   const confirmed = accepted.filter((r) => r.terminal === 'CONFIRMED');
   const settled = confirmed.length;
   const windowS = seconds;
@@ -154,7 +156,7 @@ export async function runLevel(s: LevelSettings, label: string, rate: number, se
   const settlementEvents = runsBefore ? await settlementEventsSince(w.temporal, runsBefore, since).catch(() => null) : null;
   const history = await paymentHistoryEvents(w.temporal, [...confirmed, ...accepted.filter((r) => r.terminal !== 'CONFIRMED')].map((r) => r.paymentId as string), s.historySample);
   const batches = await productBatches(w, fromBlock + 1n, toBlock);
-  const storeConfirm = summarize(await storeConfirmations(w, accepted));
+  const storeConfirm = summarize(storeConfirmations(docs, accepted));
   const commands = counterDelta(metricsBefore, metricsAfter);
 
   const errors: Record<string, number> = {};
@@ -210,7 +212,7 @@ export async function runLevel(s: LevelSettings, label: string, rate: number, se
     failed: accepted.filter((r) => r.terminal === 'FAILED').length,
     settledPerSec: settled / windowS,
     sustainedSettledPerSec: per(steady, (steadyTo - lagMs) / 1000),
-    storeConfirmedPerSec: (confirmedAfter - confirmedBefore) / (run.endMs / 1000),
+    storeConfirmedPerSec: storeConfirmed / (run.endMs / 1000),
     captureMs: { p50: capture.p50, p99: capture.p99, max: capture.max },
     sendLagP99Ms: summarize(run.sendLagMs).p99,
     confirmS: { p50: confirm.p50, p99: confirm.p99, max: confirm.max },
@@ -221,6 +223,7 @@ export async function runLevel(s: LevelSettings, label: string, rate: number, se
     backlog: accepted.length - settled - accepted.filter((r) => r.terminal === 'FAILED').length,
     storeBacklog: open.length,
     storeBacklogByStatus,
+    openPaymentIds: open.map((d) => d._id),
     cpuMsPerSettled,
     cpuMsPerSettledTotal: per(stackCpu * 1000, settled),
     temporal: {

@@ -129,7 +129,7 @@ async function main() {
     let growth: { level: LevelFigures; preload: PreloadResult } | null = null;
     if (PRELOAD > 0) {
       const settlement = (await agentDeps(w)).settlement;
-      const backlogBefore = await waitForStoreBacklog(w, QUICK ? 20 : 60);
+      const backlogBefore = await waitForStoreBacklog(w, reported.flatMap((l) => l.openPaymentIds), QUICK ? 20 : 60);
       console.log(`before the preload: ${backlogBefore.left} payments neither CONFIRMED nor FAILED after waiting ${backlogBefore.waitedSeconds.toFixed(0)} s`);
       // Leave room for the re-run (window + drain + reading its figures) and the report.
       const stopAt = QUICK ? tStart + (QUICK_LIMIT_SECONDS - SECONDS - DRAIN - 20) * 1000 : Number.POSITIVE_INFINITY;

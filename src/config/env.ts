@@ -61,6 +61,8 @@ export const EnvSchema = z.object({
   SETTLEMENT_MAX_BACKLOG: intFromEnv(3000, 1),
   /** Captures one API process works on at once; more are shed at once rather than queued. */
   CAPTURE_MAX_IN_FLIGHT: intFromEnv(128, 1),
+  /** The in-flight limit shrinks while captures take longer than this (p90 over a second), and grows back below it. */
+  CAPTURE_TARGET_LATENCY_MS: intFromEnv(250, 1),
   /** The worker's sweeper finishes a capture still CAPTURING after this long (the API normally does it at once). */
   CAPTURE_SWEEP_AFTER_SECONDS: intFromEnv(30, 1),
   CAPTURE_SWEEP_INTERVAL_SECONDS: intFromEnv(10, 1),

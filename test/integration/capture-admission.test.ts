@@ -19,7 +19,7 @@ describe('capture admission: overload is shed at once, never queued', function (
   });
 
   it('answers 503 UNAVAILABLE with Retry-After past the in-flight limit, and admits again once a capture ends', async function () {
-    const admission = new CaptureAdmission(w.store.c, { maxInFlight: 2, maxBacklog: 1_000_000, shards: 1 });
+    const admission = new CaptureAdmission(w.store.c, { maxInFlight: 2, targetLatencyMs: 60_000, maxBacklog: 1_000_000, shards: 1 });
     const gate = admission.middleware();
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
@@ -42,7 +42,7 @@ describe('capture admission: overload is shed at once, never queued', function (
   });
 
   it('sheds while the shards report a backlog past the limit, and admits once it drains', async function () {
-    const admission = new CaptureAdmission(w.store.c, { maxInFlight: 100, maxBacklog: 50, shards: fakeShard + 1 });
+    const admission = new CaptureAdmission(w.store.c, { maxInFlight: 100, targetLatencyMs: 60_000, maxBacklog: 50, shards: fakeShard + 1 });
     const gate = admission.middleware();
     const report = (pending: number) =>
       w.store.c.shardStatus.updateOne({ _id: `shard-${fakeShard}` }, { $set: { shard: fakeShard, pending, at: new Date() } }, { upsert: true });
@@ -65,5 +65,28 @@ describe('capture admission: overload is shed at once, never queued', function (
     await until(true);
     await report(0);
     await until(false);
+  });
+
+  it('shrinks the in-flight limit while captures are slower than the target, and grows it back when they are fast', async function () {
+    let now = 1_000_000;
+    const admission = new CaptureAdmission(w.store.c, { maxInFlight: 64, targetLatencyMs: 100, maxBacklog: 1_000_000, shards: 1 }, undefined, () => now);
+    const gate = admission.middleware();
+    // Captures that take 400 ms each, one after another, for a few seconds of the fake clock.
+    for (let i = 0; i < 12; i++) {
+      await gate(ctx, async () => {
+        now += 400;
+      });
+    }
+    const shrunk = admission.currentLimit;
+    assert.ok(shrunk < 64 && shrunk >= 4, `limit after slow seconds: ${shrunk}`);
+    for (let second = 0; second < 40; second++) {
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      const busy = Array.from({ length: admission.currentLimit }, () => gate(ctx, () => held));
+      release();
+      await Promise.all(busy);
+      now += 1000;
+    }
+    assert.equal(admission.currentLimit, 64, 'back to the configured maximum once captures are fast and the limit is used');
   });
 });

@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/FerretDB/FerretDB/ferretdb"
 )
@@ -69,6 +70,7 @@ func main() {
 		<-ctx.Done()
 		front.Close()
 	}()
+	go keepIDIndexes(ctx, abs, 2*time.Second)
 	go func() {
 		if err := serveSerialized(front, func() (net.Conn, error) { return net.Dial("unix", socket) }); err != nil {
 			fmt.Fprintf(os.Stderr, "ferretdb-launcher: %v\n", err)
