@@ -21,7 +21,8 @@ async function staysSubmitted(w: World, payments: CapturedPayment[], ms: number,
 
 describe(`fault: a chain reorg while a batch is being confirmed (CONFIRMATIONS=${CONFIRMATIONS})`, function () {
   this.timeout(300_000);
-  const env = useIsolatedStack({ env: { CONFIRMATIONS: String(CONFIRMATIONS), BATCH_MAX_WAIT_MS: '200' } });
+  // One settlement shard: the test reorganises the blocks around one settleBatch transaction.
+  const env = useIsolatedStack({ env: { CONFIRMATIONS: String(CONFIRMATIONS), BATCH_MAX_WAIT_MS: '200', SETTLEMENT_SHARDS: '1' } });
 
   beforeEach(async function () {
     // Blocks only when the test mines them.
