@@ -11,6 +11,7 @@ export interface ProductBatches {
 
 /** The batches the running product settled in blocks `fromBlock`..`toBlock`: their sizes and gas, read back from the chain. */
 export async function productBatches(w: World, fromBlock: bigint, toBlock: bigint | 'latest' = 'latest'): Promise<ProductBatches> {
+  if (toBlock !== 'latest' && toBlock < fromBlock) return { batches: 0, payments: 0, sizes: [], gasPerPayment: Number.NaN }; // no block in the window
   const logs = await w.publicClient.getLogs({ address: w.settlement, event: getAbiItem({ abi: creditSettlementAbi, name: 'BatchSettled' }), fromBlock, toBlock });
   let gas = 0n;
   let payments = 0;
