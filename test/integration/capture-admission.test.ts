@@ -77,6 +77,9 @@ describe('capture admission: overload is shed at once, never queued', function (
         now += 400;
       });
     }
+    // The next second's first capture closes the slow window (one more cut) and starts a fast one.
+    now += 1000;
+    await gate(ctx, async () => undefined);
     const shrunk = admission.currentLimit;
     assert.ok(shrunk < 64 && shrunk >= 4, `limit after slow seconds: ${shrunk}`);
     for (let second = 0; second < 40; second++) {
