@@ -3,6 +3,7 @@ import type { SettlementQueueDoc } from '../src/store/documents.js';
 import { findSpendIntentFate } from '../src/store/spend-intents.js';
 
 const MAX_REMEMBERED = 200_000;
+const READS_AT_ONCE = 32;
 
 /**
  * Which queue entries are accepted captures: the spend intent's fate says CONSUMED by this payment.
@@ -15,7 +16,11 @@ export class AcceptedCaptures {
 
   async filter(c: Collections, entries: readonly SettlementQueueDoc[]): Promise<SettlementQueueDoc[]> {
     const unknown = entries.filter((e) => !this.known.has(e._id));
-    const fates = await Promise.all(unknown.map((e) => findSpendIntentFate(c, e.spendIntentId)));
+    // A new worker under a backlog meets thousands at once: read them a bounded number at a time.
+    const fates: Awaited<ReturnType<typeof findSpendIntentFate>>[] = [];
+    for (let i = 0; i < unknown.length; i += READS_AT_ONCE) {
+      fates.push(...(await Promise.all(unknown.slice(i, i + READS_AT_ONCE).map((e) => findSpendIntentFate(c, e.spendIntentId)))));
+    }
     const acceptedNow = new Set(unknown.filter((e, i) => fates[i]?.fate === 'CONSUMED' && fates[i]?.paymentId === e._id).map((e) => e._id));
     for (const id of acceptedNow) if (this.known.size < MAX_REMEMBERED) this.known.add(id);
     return entries.filter((e) => this.known.has(e._id) || acceptedNow.has(e._id));

@@ -23,7 +23,8 @@ async function apiStatuses(w: World, payments: CapturedPayment[]): Promise<strin
 
 describe('fault: the RPC node unreachable from the worker and the API for 60 s', function () {
   this.timeout(300_000);
-  const env = useIsolatedStack({ env: { CONFIRMATIONS: '2', BATCH_MAX_WAIT_MS: '200' }, rpcProxy: true });
+  // One settlement shard: the test follows one batch in flight and one queued through the outage.
+  const env = useIsolatedStack({ env: { CONFIRMATIONS: '2', BATCH_MAX_WAIT_MS: '200', SETTLEMENT_SHARDS: '1' }, rpcProxy: true });
 
   before(async function () {
     await env().chain.intervalMining(1);

@@ -14,7 +14,8 @@ const CASES = [
 
 describe('fault: the Temporal server restarted on its own database with payments queued and in flight', function () {
   this.timeout(300_000);
-  const env = useIsolatedStack({ env: { CONFIRMATIONS: '2', BATCH_MAX_WAIT_MS: '200' } });
+  // One settlement shard: the test holds one batch in flight and one queued across the restart.
+  const env = useIsolatedStack({ env: { CONFIRMATIONS: '2', BATCH_MAX_WAIT_MS: '200', SETTLEMENT_SHARDS: '1' } });
 
   before(async function () {
     await env().chain.intervalMining(1);
