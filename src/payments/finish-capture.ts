@@ -9,10 +9,9 @@ export interface FinishCaptureDeps {
 }
 
 /**
- * The second half of an accepted capture: start the payment workflow keyed by paymentId. Its first
- * projection moves the stored payment from CAPTURING to QUEUED (the workflow is the payment
- * document's only writer after capture). Idempotent, so the API's background start, a replayed
- * request and the worker's sweeper may all run it for one payment.
+ * The second half of an accepted capture: start the payment workflow keyed by paymentId (the
+ * payment is already in its settlement queue). Idempotent, so the API's background start, a
+ * replayed request and the worker's sweeper may all run it for one payment.
  */
 export async function finishCapture(deps: FinishCaptureDeps, doc: PaymentDoc): Promise<void> {
   await startPaymentWorkflow(deps.temporal, deps.taskQueue, {
@@ -37,8 +36,9 @@ export interface CaptureFinisher {
 
 /**
  * Runs finishCapture after the capture has answered, at most `limit` at a time. The answer only
- * waits for the durable writes (voucher claimed, spend intent consumed); a start that fails, or one
- * beyond the limit, is left to the worker's capture sweeper, which finds the payment still CAPTURING.
+ * waits for the durable writes (voucher claimed, payment queued, spend intent consumed); a start
+ * that fails, or one beyond the limit, is left to the payment's settlement shard, which starts the
+ * workflow with its outcome signal when the batch ends.
  */
 export class BackgroundCaptureFinisher implements CaptureFinisher {
   private running = 0;
@@ -52,12 +52,12 @@ export class BackgroundCaptureFinisher implements CaptureFinisher {
 
   submit(doc: PaymentDoc): void {
     if (this.running >= this.limit) {
-      this.logger.warn('capture finishing saturated; the sweeper will start the workflow', { paymentId: doc._id });
+      this.logger.warn('capture finishing saturated; the settlement shard will start the workflow', { paymentId: doc._id });
       return;
     }
     this.running++;
     const p = finishCapture(this.deps, doc)
-      .catch((err: unknown) => this.logger.warn('payment workflow start deferred to the sweeper', { paymentId: doc._id, error: err }))
+      .catch((err: unknown) => this.logger.warn('payment workflow start deferred to the settlement shard', { paymentId: doc._id, error: err }))
       .finally(() => {
         this.running--;
         this.inFlight.delete(p);
