@@ -1,17 +1,13 @@
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
-import type { SettlementItem } from '../src/chain/settlement.js';
-import { submitSettleBatch } from '../src/chain/settlement.js';
+import { submitSettleBatch, type SettlementItem } from '../src/chain/settlement.js';
 import type { BatchOutcome } from '../src/domain/payment.js';
-import type { WorkerMetrics } from '../src/observability/metrics.js';
 import { closeHolds } from '../src/store/borrowers.js';
 import type { SettlementQueueDoc } from '../src/store/documents.js';
-import type { Store } from '../src/store/mongo.js';
-import { findPayment } from '../src/store/payments.js';
 import { insertOnce } from '../src/store/mongo.js';
+import { findPayment, recordBatchProjections } from '../src/store/payments.js';
 import type { PaymentWorkflowInput } from '../workflows/definitions.js';
 import { announceBatch, claimForBatch, queueEntryOf, shardOf, queuesServedBy, readQueues, recordBatch, recordShardBacklog, removeFromQueues } from '../src/store/settlement-queue.js';
-import { recordBatchProjections } from '../src/store/payments.js';
 import { notifyPayments } from '../src/payments/notify-payments.js';
 import { AcceptedCaptures } from './accepted-captures.js';
 import { confirmOnChain, type ConfirmationResult, type SettlementActivityDeps } from './settlement.js';
@@ -19,7 +15,6 @@ import { confirmOnChain, type ConfirmationResult, type SettlementActivityDeps } 
 export interface ShardActivityDeps extends SettlementActivityDeps {
   temporal: Client;
   taskQueue: string;
-  metrics?: WorkerMetrics;
   /** Which queue entries are accepted captures (their spend intent consumed by them); shared with the sweeper. */
   accepted: AcceptedCaptures;
 }
