@@ -1,5 +1,6 @@
 import { isGrpcServiceError, ServiceError } from '@temporalio/client';
 import { MongoNetworkError, MongoServerError, MongoServerSelectionError } from 'mongodb';
+import { FencedOut } from '../store/fencing.js';
 import { LeaseBusy } from '../store/lease-lock.js';
 
 const GRPC_UNAVAILABLE = 14;
@@ -13,11 +14,11 @@ export function isTemporalUnreachable(err: unknown): boolean {
 
 /**
  * Failures of a dependency that a retry can cure: Temporal unreachable, the store busy or
- * unreachable, a store lease held too long. They answer 503 with Retry-After instead of 500. The
+ * unreachable, a store lease held too long or taken over mid-write (FencedOut). They answer 503 with Retry-After instead of 500. The
  * Idempotency-Key a capture claimed stays bound, so the retry with the same key resumes it.
  */
 export function isTransientDependencyError(err: unknown): boolean {
-  if (err instanceof LeaseBusy || isTemporalUnreachable(err)) return true;
+  if (err instanceof LeaseBusy || err instanceof FencedOut || isTemporalUnreachable(err)) return true;
   if (err instanceof MongoNetworkError || err instanceof MongoServerSelectionError) return true;
   return err instanceof MongoServerError && /SQLITE_BUSY|database is locked/.test(err.message);
 }

@@ -1,12 +1,15 @@
 import type { Collections } from './collections.js';
 import type { AgentSpendDayDoc } from './documents.js';
-import { withLease } from './lease-lock.js';
+import { withFencedDocument, type FencedWrites } from './fencing.js';
 
 export type SpendCharge = 'charged' | 'over_limit';
 
-/** Read-modify-write of one agent key's day, under that day's lease lock (see lease-lock.ts). */
-function changeSpendDay<R>(c: Collections, dayId: string, work: (day: AgentSpendDayDoc | null) => Promise<R>): Promise<R> {
-  return withLease(c, `spend-day:${dayId}`, async () => work(await c.agentSpendDays.findOne({ _id: dayId })));
+/**
+ * Read-modify-write of one agent key's day, under that day's lease lock (see lease-lock.ts); the
+ * write is fenced (fencing.ts), so a holder that outlived its lease writes nothing.
+ */
+function changeSpendDay<R>(c: Collections, dayId: string, work: (day: AgentSpendDayDoc | null, write: FencedWrites<AgentSpendDayDoc>) => Promise<R>): Promise<R> {
+  return withFencedDocument(c, c.agentSpendDays, dayId, `spend-day:${dayId}`, work);
 }
 
 /**
@@ -17,24 +20,24 @@ export function chargeDailySpend(
   c: Collections,
   o: { dayId: string; agentKeyId: string; intentId: string; amount: number; dailyLimit: number },
 ): Promise<SpendCharge> {
-  return changeSpendDay(c, o.dayId, async (day) => {
+  return changeSpendDay(c, o.dayId, async (day, write) => {
     if (day?.charges?.[o.intentId] !== undefined) return 'charged';
     const spent = (day?.spent ?? 0) + o.amount;
     if (spent > o.dailyLimit) return 'over_limit';
     const charges = { ...(day?.charges ?? {}), [o.intentId]: o.amount };
-    if (day) await c.agentSpendDays.updateOne({ _id: o.dayId }, { $set: { spent, charges } });
-    else await c.agentSpendDays.insertOne({ _id: o.dayId, agentKeyId: o.agentKeyId, spent, charges });
+    if (day) await write.update({ $set: { spent, charges } });
+    else await write.insert({ _id: o.dayId, agentKeyId: o.agentKeyId, spent, charges });
     return 'charged';
   });
 }
 
 /** Gives one intent's charge back (refused or expired unused). Idempotent. */
 export function refundDailySpend(c: Collections, dayId: string, intentId: string): Promise<void> {
-  return changeSpendDay(c, dayId, async (day) => {
+  return changeSpendDay(c, dayId, async (day, write) => {
     const amount = day?.charges?.[intentId];
     if (!day || amount === undefined) return;
     const { [intentId]: _refunded, ...charges } = day.charges ?? {};
-    await c.agentSpendDays.updateOne({ _id: dayId }, { $set: { spent: day.spent - amount, charges } });
+    await write.update({ $set: { spent: day.spent - amount, charges } });
   });
 }
 

@@ -51,6 +51,8 @@ export interface BorrowerDoc {
   bookedRepayments?: Record<string, number>;
   /** Its operational agents, so they are fetched by _id (absent on documents older than the list). */
   operationalAgentIds?: string[];
+  /** Fencing token of the last lease holder that read it (fencing.ts). */
+  fence?: number;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -139,6 +141,8 @@ export interface AgentSpendDayDoc {
   spent: number;
   /** Amount charged per spend intent, so a retried charge or refund counts once. */
   charges?: Record<string, number>;
+  /** Fencing token of the last lease holder that read it (fencing.ts). */
+  fence?: number;
 }
 
 export interface RepaymentDoc {

@@ -1,7 +1,7 @@
 import type { Collections } from './collections.js';
 import type { AgentKeyDoc, OperationalAgentDoc } from './documents.js';
 import { changeBorrower } from './borrower-changes.js';
-import { withLease } from './lease-lock.js';
+import { withFencedDocument } from './fencing.js';
 import { insertOnce, isDuplicateKey } from './mongo.js';
 
 /*
@@ -68,12 +68,11 @@ export async function ensureAgentKey(c: Collections, doc: AgentKeyDoc): Promise<
   } catch (err) {
     if (!isDuplicateKey(err)) throw err;
   }
-  await withLease(c, `operational-agent:${doc.operationalAgentId}`, async () => {
-    const agent = await c.operationalAgents.findOne({ _id: doc.operationalAgentId });
+  await withFencedDocument(c, c.operationalAgents, doc.operationalAgentId, `operational-agent:${doc.operationalAgentId}`, async (agent, write) => {
     if (!agent) return;
     const ids = agent.agentKeyIds ?? (await c.agentKeys.find({ operationalAgentId: agent._id }).toArray()).map((k) => k._id);
     if (agent.agentKeyIds === undefined || !ids.includes(doc._id)) {
-      await c.operationalAgents.updateOne({ _id: agent._id }, { $set: { agentKeyIds: ids.includes(doc._id) ? ids : [...ids, doc._id] } });
+      await write.update({ $set: { agentKeyIds: ids.includes(doc._id) ? ids : [...ids, doc._id] } });
     }
   });
 }

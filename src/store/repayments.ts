@@ -1,7 +1,7 @@
 import type { Collections } from './collections.js';
 import type { RepaymentDoc } from './documents.js';
 import { changeBorrower } from './borrower-changes.js';
-import { withLease } from './lease-lock.js';
+import { withFencedDocument } from './fencing.js';
 import { insertOnce } from './mongo.js';
 
 export async function ensureRepayment(c: Collections, doc: RepaymentDoc): Promise<RepaymentDoc> {
@@ -14,10 +14,9 @@ export function findRepayment(c: Collections, id: string): Promise<RepaymentDoc 
 
 /** Writes `set` unless the repayment already ended (CONFIRMED, FAILED) or is in `unlessStatus`. */
 export async function updateRepayment(c: Collections, id: string, set: Partial<RepaymentDoc>, unlessStatus: RepaymentDoc['status'][] = []): Promise<void> {
-  await withLease(c, `repayment:${id}`, async () => {
-    const rep = await findRepayment(c, id);
+  await withFencedDocument(c, c.repayments, id, `repayment:${id}`, async (rep, write) => {
     if (!rep || ['CONFIRMED', 'FAILED', ...unlessStatus].includes(rep.status)) return;
-    await c.repayments.updateOne({ _id: id }, { $set: { ...set, updatedAt: new Date() } });
+    await write.update({ $set: { ...set, updatedAt: new Date() } });
   });
 }
 

@@ -1,6 +1,6 @@
 import type { Collections } from './collections.js';
 import type { SigningRequestDoc } from './documents.js';
-import { withLease } from './lease-lock.js';
+import { withFencedDocument } from './fencing.js';
 import { insertOnce } from './mongo.js';
 
 /** Creates the request once: a second call with the same _id keeps the first document. */
@@ -14,7 +14,7 @@ export function findSigningRequest(c: Collections, id: string): Promise<SigningR
 
 /**
  * Moves a request on from `from` if `allowed` holds, deciding against concurrent posts under the
- * request's lease lock (a guarded update is not atomic on FerretDB v1). True when this call moved it.
+ * request's fenced lease lock (a guarded update is not atomic on FerretDB v1). True when this call moved it.
  */
 function transition(
   c: Collections,
@@ -22,10 +22,9 @@ function transition(
   allowed: (doc: SigningRequestDoc) => boolean,
   set: Partial<SigningRequestDoc>,
 ): Promise<boolean> {
-  return withLease(c, `signing-request:${id}`, async () => {
-    const doc = await findSigningRequest(c, id);
+  return withFencedDocument(c, c.signingRequests, id, `signing-request:${id}`, async (doc, write) => {
     if (!doc || !allowed(doc)) return false;
-    await c.signingRequests.updateOne({ _id: id }, { $set: set });
+    await write.update({ $set: set });
     return true;
   });
 }

@@ -43,6 +43,18 @@ export async function recordStoreCommands(w: World, work: (c: Collections) => Pr
   return seen;
 }
 
+/**
+ * A write whose filter is `_id` plus plain equalities (a compare-and-set: a lease release, a fenced
+ * write): our FerretDB launcher resolves it by _id under its write lock (tools/ferretdb/idfilter.go).
+ */
+export function isCompareAndSetById(cmd: StoreCommand, filter: Document): boolean {
+  if (cmd.name !== 'update' && cmd.name !== 'delete') return false;
+  if (typeof filter._id !== 'string') return false;
+  return Object.entries(filter).every(
+    ([k, v]) => k === '_id' || (!k.startsWith('$') && !k.includes('.') && (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' || v instanceof Date)),
+  );
+}
+
 /** True for `{_id: "<string>"}` alone: the only filter FerretDB v1 answers without a table scan. */
 export function isByIdOnly(filter: Document): boolean {
   const keys = Object.keys(filter);

@@ -11,7 +11,7 @@ import { bookRepayment } from '../../src/store/repayments.js';
 import { closeSigningRequest, ensureSigningRequest, markSigned } from '../../src/store/signing-requests.js';
 import { leaseIncrements } from '../helpers/lease-increments.js';
 import { readJsonResponse } from '../support/http.js';
-import { isByIdOnly, recordStoreCommands, type StoreCommand } from '../helpers/store-commands.js';
+import { isByIdOnly, isCompareAndSetById, recordStoreCommands, type StoreCommand } from '../helpers/store-commands.js';
 import { preparePayment, type PreparedPayment } from '../../src/agents/prepare-payment.js';
 import { SCOPES } from '../../src/domain/onboarding.js';
 import { mintBorrowerToken } from '../helpers/borrower-token.js';
@@ -20,14 +20,9 @@ import { prepareOverMcp } from '../helpers/prepare-outcome.js';
 import { pendingSigningRequest } from '../helpers/signing-request-doc.js';
 import { newBorrower, newMerchant, world, type World } from '../helpers/world.js';
 
-/** Commands that would make FerretDB v1 scan a collection; a lease release (owner-matched, over live leases only) is the one allowed. */
+/** Commands that would make FerretDB v1 scan a collection (our launcher answers a compare-and-set by _id without one). */
 function scans(commands: StoreCommand[]): StoreCommand[] {
-  return commands.filter(
-    (cmd) =>
-      !cmd.filters.every(
-        (f) => isByIdOnly(f) || (cmd.name === 'delete' && cmd.collection === 'locks' && Object.keys(f).sort().join() === '_id,owner'),
-      ),
-  );
+  return commands.filter((cmd) => !cmd.filters.every((f) => isByIdOnly(f) || isCompareAndSetById(cmd, f)));
 }
 
 describe('store access on the real store: lease locks and _id-only hot paths', function () {
@@ -95,6 +90,31 @@ describe('store access on the real store: lease locks and _id-only hot paths', f
       assert.equal((await c.locks.findOne({ _id: key }))?.owner, 'alive');
       await c.locks.deleteOne({ _id: key });
     });
+    it("refuses a stalled holder's late write once its lease was taken over (fencing)", async function () {
+      const b = await newBorrower(w);
+      const before = await c.borrowers.findOne({ _id: b.borrowerId });
+      assert.ok(before);
+      const script = fileURLToPath(new URL('../helpers/stalled-borrower-change.js', import.meta.url));
+      // The stalled holder's lease lasts 300 ms; it wakes 2.5 s later and writes from what it read.
+      const stalled = new Promise<string>((resolve, reject) => {
+        execFile(process.execPath, [script, w.env.MONGODB_URI as string, w.store.db.databaseName, b.borrowerId, '300', '2500'], (err, out, stderr) =>
+          err ? reject(new Error(`${err.message}: ${stderr}`)) : resolve(out.trim()),
+        );
+      });
+      const leaseKey = `borrower:${b.borrowerId}`;
+      const deadline = Date.now() + 15_000;
+      while ((await c.locks.findOne({ _id: leaseKey })) === null) {
+        assert.ok(Date.now() < deadline, 'the stalled holder never took the lease');
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      assert.equal(await holdCredit(c, b.borrowerId, 'next-holder', 10), 'held');
+      assert.equal(await stalled, 'refused:FencedOut', 'the late write is refused');
+      const after = await c.borrowers.findOne({ _id: b.borrowerId });
+      assert.equal(after?.available, before.available - 10, 'only the next holder\'s change is kept');
+      assert.deepEqual(after?.holds, { ...before.holds, 'next-holder': 10 });
+      assert.equal(await c.locks.findOne({ _id: leaseKey }), null, 'the lease is released');
+    });
+
     it('a record locked past the wait answers REST 503 with Retry-After and MCP UNAVAILABLE, changing nothing', async function () {
       const deps = await agentDeps(w);
       const m = await newMerchant(w, 'Busy borrower');

@@ -75,6 +75,17 @@ func exchange(req []byte, client, backend net.Conn, writes *sync.Mutex) error {
 	if mayWrite(req) {
 		writes.Lock()
 		defer writes.Unlock()
+		forward, reply, err := resolveByID(req, backend)
+		if err != nil {
+			return err
+		}
+		if reply != nil {
+			_, err := client.Write(reply)
+			return err
+		}
+		if forward != nil {
+			req = forward
+		}
 	}
 	if _, err := backend.Write(req); err != nil {
 		return err

@@ -3,6 +3,7 @@ import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/
 import type { z } from 'zod';
 import type { AppDeps } from '../../api/deps.js';
 import { ToolError } from '../../agents/errors.js';
+import { FencedOut } from '../../store/fencing.js';
 import { LeaseBusy } from '../../store/lease-lock.js';
 import type { BorrowerPrincipal } from '../../agents/types.js';
 import { missingScopes, TOOL_SCOPES, type ToolName } from '../../domain/onboarding.js';
@@ -77,7 +78,7 @@ export async function runTool(def: ToolDefinition<InputSchema>, rt: ToolRuntime,
     return okResult(def, output);
   } catch (thrown) {
     // A store lock that stayed busy is the "retry shortly" every tool already documents.
-    const err = thrown instanceof LeaseBusy ? new ToolError('UNAVAILABLE', 'the borrower record is busy; retry shortly') : thrown;
+    const err = thrown instanceof LeaseBusy || thrown instanceof FencedOut ? new ToolError('UNAVAILABLE', 'the borrower record is busy; retry shortly') : thrown;
     if (err instanceof ToolError) {
       rt.record.set(extra.requestId, { tool: def.name, outcome: 'tool_error', errorCode: err.code });
       return errorResult(err.toJSON().error);
