@@ -92,9 +92,10 @@ export function createRepaymentActivities(deps: RepaymentActivityDeps) {
     async awaitRepaymentConfirmation(input: { repaymentId: string; transaction: string }): Promise<RepaymentConfirmation> {
       const ctx = Context.current();
       const need = BigInt(Math.max(1, deps.settings.confirmations));
-      const hash = input.transaction as Hash;
+      let hash = input.transaction as Hash;
       let missingSince: number | undefined;
       for (;;) {
+        hash = chain.nonces?.currentHash(hash) ?? hash;
         const head = await chain.publicClient.getBlockNumber({ cacheTime: 0 });
         const receipt = await chain.publicClient.getTransactionReceipt({ hash }).catch((err: unknown) => {
           if (err instanceof TransactionReceiptNotFoundError) return null;

@@ -99,6 +99,7 @@ export async function confirmOnChain(
     pollMs,
     timeoutMs: 10 * 60_000,
     onProgress: (p: unknown) => ctx.heartbeat(p),
+    currentHash: deps.chain.nonces && ((h) => deps.chain.nonces!.currentHash(h)),
   });
   deps.metrics?.batches.inc({ outcome: r.status });
   if (r.status === 'confirmed') {

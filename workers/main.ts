@@ -4,16 +4,16 @@ import { getAddress } from 'viem';
 import { createActivities } from '../activities/index.js';
 import { makeChainClients } from '../src/chain/clients.js';
 import type { ChainContext } from '../src/chain/settlement.js';
-import { SendQueue } from '../src/chain/send-queue.js';
+import { NonceManager } from '../src/chain/nonce-manager.js';
 import { loadEnv, type Env } from '../src/config/env.js';
-import { createLogger } from '../src/observability/logger.js';
+import { createLogger, type Logger } from '../src/observability/logger.js';
 import { createRegistry, storeCommandCounter, workerMetrics } from '../src/observability/metrics.js';
 import { serveMetrics } from '../src/observability/metrics-server.js';
 import { connectStore } from '../src/store/mongo.js';
 import { connectTemporal } from '../src/temporal/client.js';
 import { CAPTURE_SWEEPER_WORKFLOW_ID, settlementShardWorkflowId } from '../workflows/definitions.js';
 
-function chainContext(env: Env): ChainContext {
+function chainContext(env: Env, logger: Logger): ChainContext {
   if (!env.RPC_URL || !env.SETTLER_PRIVATE_KEY || !env.SETTLEMENT_CONTRACT_ADDRESS || !env.ASSET_ADDRESS) {
     throw new Error('RPC_URL, SETTLER_PRIVATE_KEY, SETTLEMENT_CONTRACT_ADDRESS and ASSET_ADDRESS must be set (npm start sets them)');
   }
@@ -23,7 +23,12 @@ function chainContext(env: Env): ChainContext {
     publicClient: clients.publicClient,
     walletClient: clients.walletClient,
     account: clients.account,
-    sends: new SendQueue(),
+    nonces: new NonceManager(clients.publicClient, clients.walletClient, {
+      replaceAfterMs: env.TX_REPLACE_AFTER_MS,
+      ...(env.TX_MAX_FEE_GWEI > 0 ? { maxFeePerGas: BigInt(env.TX_MAX_FEE_GWEI) * 10n ** 9n } : {}),
+      onReplaced: (e) => logger.warn('stuck settler transaction replaced', { nonce: e.nonce, replaced: e.replaced, by: e.by, maxFeePerGas: e.maxFeePerGas.toString() }),
+      onError: (err) => logger.warn('settler nonce check failed', { error: err }),
+    }),
     deployment: {
       chainId: env.CHAIN_ID,
       settlement: getAddress(env.SETTLEMENT_CONTRACT_ADDRESS),
@@ -53,12 +58,14 @@ async function main() {
           return null;
         })
       : null;
+  const chain = chainContext(env, logger);
+  chain.nonces?.start();
   const activities = createActivities({
     metrics,
     store,
     temporal,
     taskQueue: env.TEMPORAL_TASK_QUEUE,
-    chain: chainContext(env),
+    chain,
     shards: env.SETTLEMENT_SHARDS,
     settings: {
       maxPayments: env.BATCH_MAX_PAYMENTS,
@@ -109,6 +116,7 @@ async function main() {
   logger.info('worker ready', { taskQueue: env.TEMPORAL_TASK_QUEUE });
   await worker.run();
   metricsServer?.close();
+  chain.nonces?.stop();
   await Promise.allSettled([store.close(), temporal.connection.close(), connection.close()]);
 }
 

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { parseSignature, type Hash, type Hex } from 'viem';
+import { encodeFunctionData, parseSignature, type Hash, type Hex } from 'viem';
 import { creditSettlementAbi } from './abi.js';
 import type { Deployment } from './deploy.js';
 import { contractRevert } from './errors.js';
 import { uuidToBytes32 } from '../domain/ids.js';
-import { sendSerially, type ChainContext } from './settlement.js';
+import { sendWithSettler, type ChainContext } from './settlement.js';
 
 /** An EIP-3009 authorization message (TransferWithAuthorization and ReceiveWithAuthorization share the fields). */
 export interface Eip3009Authorization {
@@ -92,8 +92,10 @@ export async function repayWithAuthorization(
     args: [uuidToBytes32(args.borrowerId), a.from, a.value, a.validAfter, a.validBefore, a.nonce, 27 + sig.yParity, sig.r, sig.s],
   } as const;
   try {
-    const { request } = await ctx.publicClient.simulateContract(call);
-    return await sendSerially(ctx, () => ctx.walletClient.writeContract(request));
+    await ctx.publicClient.simulateContract(call);
+    const gas = await ctx.publicClient.estimateContractGas(call);
+    const data = encodeFunctionData({ abi: creditSettlementAbi, functionName: 'repayWithAuthorization', args: call.args });
+    return await sendWithSettler(ctx, { to: ctx.deployment.settlement, data, gas: gas + gas / 5n });
   } catch (err) {
     const revert = contractRevert(err);
     if (revert) throw new RepaymentRevertedError(revert.errorName, `repayWithAuthorization reverted: ${revert.message}`);

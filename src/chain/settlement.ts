@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   BlockNotFoundError,
+  encodeFunctionData,
   TransactionNotFoundError,
   TransactionReceiptNotFoundError,
   getAbiItem,
@@ -16,20 +17,21 @@ import type { ChainPublicClient, ChainWalletClient } from './clients.js';
 import type { Deployment } from './deploy.js';
 import { contractRevert } from './errors.js';
 import { bytes32ToUuid, uuidToBytes32 } from '../domain/ids.js';
-import type { SendQueue } from './send-queue.js';
+import type { NonceManager, TxRequest } from './nonce-manager.js';
 
 export interface ChainContext {
   publicClient: ChainPublicClient;
   walletClient: ChainWalletClient;
   account: Account;
   deployment: Deployment;
-  /** The settler key's send queue, shared by everything in the process that sends with it. */
-  sends?: SendQueue;
+  /** The settler key's nonce manager, shared by everything in the process that sends with the key. */
+  nonces?: NonceManager;
 }
 
-/** Sends through the context's queue when it has one. */
-export function sendSerially<T>(ctx: Pick<ChainContext, 'sends'>, send: () => Promise<T>): Promise<T> {
-  return ctx.sends ? ctx.sends.run(send) : send();
+/** Sends with the settler key, through its nonce manager when the context has one. */
+export function sendWithSettler(ctx: Pick<ChainContext, 'nonces' | 'walletClient' | 'account'>, request: TxRequest): Promise<Hash> {
+  if (ctx.nonces) return ctx.nonces.send(request);
+  return ctx.walletClient.sendTransaction({ account: ctx.account, chain: ctx.walletClient.chain, ...request });
 }
 
 /** What read-only calls need. */
@@ -112,10 +114,11 @@ export async function submitSettleBatch(ctx: ChainContext, batchId: string, item
     args,
   } as const;
   try {
-    const { result, request } = await ctx.publicClient.simulateContract(call);
+    const { result } = await ctx.publicClient.simulateContract(call);
     if (!result) return { kind: 'already_settled' };
     const estimate = await ctx.publicClient.estimateContractGas(call);
-    const txHash = await sendSerially(ctx, () => ctx.walletClient.writeContract({ ...request, gas: estimate + estimate / 5n + 10_000n }));
+    const data = encodeFunctionData({ abi: creditSettlementAbi, functionName: 'settleBatch', args });
+    const txHash = await sendWithSettler(ctx, { to: ctx.deployment.settlement, data, gas: estimate + estimate / 5n + 10_000n });
     return { kind: 'sent', txHash };
   } catch (err) {
     const revert = contractRevert(err);
@@ -190,6 +193,8 @@ export interface AwaitConfirmationOptions {
   /** How long the transaction must stay unknown to the node before it counts as dropped; default min(30 s, timeoutMs / 2). */
   dropAfterMs?: number;
   onProgress?: (progress: ConfirmationProgress) => void | Promise<void>;
+  /** Follows a replacement of the transaction (same nonce, higher fee): NonceManager.currentHash. */
+  currentHash?: (hash: Hash) => Hash;
 }
 
 /**
@@ -205,6 +210,7 @@ export async function awaitBatchConfirmation(ctx: ChainReadContext, opts: AwaitC
   let missingSince: number | undefined;
 
   for (;;) {
+    txHash = opts.currentHash?.(txHash) ?? txHash;
     const head = await ctx.publicClient.getBlockNumber({ cacheTime: 0 });
     const receipt = await receiptOrNull(ctx, txHash);
     let progress: ConfirmationProgress;

@@ -47,6 +47,10 @@ export const EnvSchema = z.object({
   /** First block to scan for settlement events (the deployment block). */
   DEPLOY_BLOCK: z.string().regex(/^\d+$/).default('0'),
   CONFIRMATIONS: intFromEnv(1, 0),
+  /** A settler transaction still unmined this long is re-sent with the same nonce and fees raised 25 %. */
+  TX_REPLACE_AFTER_MS: intFromEnv(60_000, 100),
+  /** The highest maxFeePerGas (gwei) a replacement may offer; 0 means no cap. */
+  TX_MAX_FEE_GWEI: intFromEnv(0, 0),
 
   BATCH_MAX_PAYMENTS: intFromEnv(100, 1),
   BATCH_MAX_WAIT_MS: intFromEnv(5000, 10),

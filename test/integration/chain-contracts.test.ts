@@ -1,15 +1,11 @@
 import { strict as assert } from 'node:assert';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { appendFileSync, cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  createTestClient,
   encodeFunctionData,
-  http,
   parseEventLogs,
   parseSignature,
   type Hash,
@@ -46,22 +42,9 @@ import {
   type ConfirmationProgress,
   type SettlementItem,
 } from '../../src/chain/settlement.js';
+import { CHAIN_ID, DEPLOYER_KEY, freePort, startOwnAnvil, type OwnAnvil } from '../helpers/anvil.js';
 
-// anvil's first dev account (public, test-only).
-const DEPLOYER_KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
-const CHAIN_ID = 84532;
 const POOL = 10n ** 12n;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 function randomAddress(): `0x${string}` {
   return privateKeyToAccount(generatePrivateKey()).address;
@@ -80,45 +63,19 @@ function sum(list: readonly SettlementItem[], pick: (i: SettlementItem) => boole
 
 describe('chain: contracts on anvil', function () {
   this.timeout(120_000);
-  let anvil: ChildProcess | undefined;
+  let anvil: OwnAnvil;
   let rpcUrl: string;
   let deployment: Deployment;
   let ctx: ChainContext;
   let test: TestClient;
 
   before(async function () {
-    const port = await freePort();
-    rpcUrl = `http://127.0.0.1:${port}`;
-    const bin = join(projectRoot(), 'node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil');
-    anvil = spawn(bin, ['--port', String(port), '--chain-id', String(CHAIN_ID), '--silent'], { stdio: 'ignore' });
-    const chainClients = makeChainClients({ rpcUrl, chainId: CHAIN_ID, privateKey: generatePrivateKey(), retryCount: 0 });
-    for (let i = 0; ; i++) {
-      try {
-        await chainClients.publicClient.getChainId();
-        break;
-      } catch (err) {
-        if (i > 100 || anvil.exitCode !== null) throw err;
-        await sleep(100);
-      }
-    }
-    test = createTestClient({ mode: 'anvil', chain: chainClients.chain, transport: http(rpcUrl) });
-    await test.setBalance({ address: chainClients.account!.address, value: 10n ** 21n });
-    deployment = await deployContracts({
-      rpcUrl,
-      chainId: CHAIN_ID,
-      deployerPrivateKey: DEPLOYER_KEY,
-      settlerAddress: chainClients.account!.address,
-      poolFunding: POOL,
-    });
-    ctx = { publicClient: chainClients.publicClient, walletClient: chainClients.walletClient!, account: chainClients.account!, deployment };
+    anvil = await startOwnAnvil({ poolFunding: POOL });
+    ({ rpcUrl, deployment, ctx, test } = anvil);
   });
 
   after(async function () {
-    if (anvil && anvil.exitCode === null) {
-      const exited = new Promise((resolve) => anvil!.once('exit', resolve));
-      anvil.kill('SIGTERM');
-      await exited;
-    }
+    await anvil?.stop();
   });
 
   async function mined(hash: Hash) {

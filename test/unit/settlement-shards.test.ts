@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { SendQueue } from '../../src/chain/send-queue.js';
 import { paymentStateInBatch, settledPaymentState } from '../../src/domain/payment.js';
 import { shardOf } from '../../src/store/settlement-queue.js';
 
@@ -37,25 +36,5 @@ describe('settlement shards: pure parts', () => {
     assert.equal(s.blockNumber, '9');
     const f = settledPaymentState({ status: 'FAILED', batchId: 'b', failureReason: 'r' });
     assert.deepEqual(f, { status: 'FAILED', attempts: 1, batchId: 'b', failureReason: 'r' });
-  });
-
-  it('runs one settler key\'s sends one at a time, in order, even when one fails', async () => {
-    const q = new SendQueue();
-    const log: string[] = [];
-    let running = 0;
-    const send = (name: string, ms: number, fail = false) =>
-      q.run(async () => {
-        running++;
-        assert.equal(running, 1, 'two sends overlapped');
-        log.push(`start ${name}`);
-        await new Promise((r) => setTimeout(r, ms));
-        log.push(`end ${name}`);
-        running--;
-        if (fail) throw new Error(name);
-        return name;
-      });
-    const results = await Promise.allSettled([send('a', 20), send('b', 5, true), send('c', 1)]);
-    assert.deepEqual(log, ['start a', 'end a', 'start b', 'end b', 'start c', 'end c']);
-    assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
   });
 });
