@@ -23,6 +23,9 @@ export interface TemporalRestart {
   downMs?: number;
 }
 
+/** How a server of ours is restarted: SIGTERM (or SIGKILL when `kill`), `downMs` down, then started on the same data. */
+export type ServerRestart = TemporalRestart;
+
 export type MongoKind = 'external' | 'mongod' | 'ferretdb';
 
 export interface Infra {
@@ -40,6 +43,8 @@ export interface Infra {
    * Clients must reconnect on their own.
    */
   restartTemporal(opts?: TemporalRestart): Promise<void>;
+  /** The same for our store (FerretDB or mongod) on its data directory; an external store is not ours to restart. */
+  restartStore(opts?: ServerRestart): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -99,15 +104,17 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
         signal: waitSignal,
       }),
     );
+  const storeSpec: SpawnOptions | undefined = mongod
+    ? { name: 'mongod', command: mongod, args: mongodArgs({ port: opts.mongo.port, dbPath: join(dataDir, 'mongo') }) }
+    : ferretdb
+      ? { name: 'ferretdb', command: ferretdb, args: ferretdbArgs({ port: opts.mongo.port, dataDir: join(dataDir, 'ferretdb') }) }
+      : undefined;
+  const storeAnswers = (store: ManagedProcess | undefined, waitSignal: AbortSignal | undefined) =>
+    waitUntil(() => mongoPing(mongoUri), { what: `MongoDB ping (${mongoKind})`, proc: store, timeoutMs, intervalMs: 300, signal: waitSignal });
   try {
     const temporal = start(temporalSpec);
-    let store: ManagedProcess | undefined;
-    if (mongod) {
-      mkdirSync(join(dataDir, 'mongo'), { recursive: true });
-      store = start({ name: 'mongod', command: mongod, args: mongodArgs({ port: opts.mongo.port, dbPath: join(dataDir, 'mongo') }) });
-    } else if (ferretdb) {
-      store = start({ name: 'ferretdb', command: ferretdb, args: ferretdbArgs({ port: opts.mongo.port, dataDir: join(dataDir, 'ferretdb') }) });
-    }
+    if (mongod) mkdirSync(join(dataDir, 'mongo'), { recursive: true });
+    const store = storeSpec ? start(storeSpec) : undefined;
     const chain = anvil
       ? start({
           name: 'anvil',
@@ -123,7 +130,7 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
 
     await Promise.all([
       temporalAnswers(temporal, signal),
-      waitUntil(() => mongoPing(mongoUri), { what: `MongoDB ping (${mongoKind})`, proc: store, timeoutMs, intervalMs: 300, signal }),
+      storeAnswers(store, signal),
       waitUntil(async () => (await chainId(rpcUrl)) > 0, { what: `eth_chainId at ${rpcUrl}`, proc: chain, timeoutMs, intervalMs: 200, signal }),
     ]).catch((err: unknown) => {
       failed.abort();
@@ -138,6 +145,22 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
     throw err;
   }
 
+  /** Stops one of our servers, leaves its port closed for `downMs`, and starts it again from the same spec. */
+  const restartOwn = async (spec: SpawnOptions, port: number, restart: ServerRestart, answers: (fresh: ManagedProcess) => Promise<void>) => {
+    const at = processes.findIndex((p) => p.name === spec.name);
+    const old = processes[at];
+    if (!old) throw new Error(`${spec.name} is not ours to restart`);
+    if (restart.kill) {
+      old.kill('SIGKILL');
+      await old.exited;
+    } else await old.stop(15_000);
+    await waitUntil(async () => !(await portOpen(LOCALHOST, port)), { what: `port ${port} to close`, timeoutMs: 15_000 });
+    await new Promise((r) => setTimeout(r, restart.downMs ?? 0));
+    const fresh = spawn(spec);
+    processes[at] = fresh;
+    await answers(fresh);
+  };
+
   return {
     temporalAddress,
     ...(uiPort !== undefined ? { temporalUiUrl: `http://${LOCALHOST}:${uiPort}` } : {}),
@@ -146,22 +169,10 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
     rpcUrl,
     ownsAnvil: anvil !== undefined,
     processes,
-    async restartTemporal(restart = {}) {
-      const at = processes.findIndex((p) => p.name === 'temporal');
-      const old = processes[at];
-      if (!old) throw new Error('Temporal is not ours to restart');
-      if (restart.kill) {
-        old.kill('SIGKILL');
-        await old.exited;
-      } else await old.stop(15_000);
-      await waitUntil(async () => !(await portOpen(LOCALHOST, opts.temporal.port)), {
-        what: `port ${opts.temporal.port} to close`,
-        timeoutMs: 15_000,
-      });
-      await new Promise((r) => setTimeout(r, restart.downMs ?? 0));
-      const fresh = spawn(temporalSpec);
-      processes[at] = fresh;
-      await temporalAnswers(fresh, opts.signal);
+    restartTemporal: (restart = {}) => restartOwn(temporalSpec, opts.temporal.port, restart, (fresh) => temporalAnswers(fresh, opts.signal)),
+    async restartStore(restart = {}) {
+      if (!storeSpec) throw new Error('the store is external: not ours to restart');
+      await restartOwn(storeSpec, opts.mongo.port, restart, (fresh) => storeAnswers(fresh, opts.signal));
     },
     stop: () => stopAll(processes),
   };

@@ -55,6 +55,8 @@ export interface StackHandle {
   killWorker(signal?: NodeJS.Signals): Promise<ExitInfo>;
   /** See Infra.restartTemporal: the worker and the API keep running and must reconnect by themselves. */
   restartTemporal(opts?: TemporalRestart): Promise<void>;
+  /** See Infra.restartStore: the worker and the API keep running and must reconnect by themselves. */
+  restartStore(opts?: TemporalRestart): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -188,6 +190,7 @@ export async function startStack(options: StackOptions = {}): Promise<StackHandl
         return worker.exited;
       },
       restartTemporal: (opts) => infra.restartTemporal(opts),
+      restartStore: (opts) => infra.restartStore(opts),
       stop() {
         stopping ??= (async () => {
           await Promise.all([api.stop(15_000), worker.stop(15_000)]);

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { projectRoot } from '../../src/config/paths.js';
 import { freePort, spawnManaged, waitForHttp, type ManagedProcess } from '../../src/stack/processes.js';
+import type { StackHandle } from '../../src/stack/stack.js';
 import { getStack } from '../support/stack.js';
 
 export interface ExtraApi {
@@ -14,12 +15,13 @@ export interface ExtraApi {
 /**
  * Another API process against the test stack's store, Temporal and chain, spawned the way the
  * stack spawns its own (same entry, same environment minus the settler key), on its own port.
- * `extraEnv` overrides settings for this process only (e.g. METRICS_TOKEN).
+ * `extraEnv` overrides settings for this process only (e.g. METRICS_TOKEN). `on` picks another
+ * stack than the shared one, and `port` a fixed port (to restart the process where it was).
  */
-export async function startExtraApi(name: string, extraEnv: Record<string, string> = {}): Promise<ExtraApi> {
-  const stack = await getStack();
+export async function startExtraApi(name: string, extraEnv: Record<string, string> = {}, on: { stack?: StackHandle; port?: number } = {}): Promise<ExtraApi> {
+  const stack = on.stack ?? (await getStack());
   const { SETTLER_PRIVATE_KEY: _settlerKey, ...apiEnv } = stack.env;
-  const port = await freePort();
+  const port = on.port ?? (await freePort());
   const proc = spawnManaged({
     name,
     command: process.execPath,

@@ -1,0 +1,41 @@
+import assert from 'node:assert/strict';
+import { judgeSoak, median, quarter, type SoakSample } from '../../bench/soak-verdict.js';
+
+function run(n: number, f: (i: number) => Partial<SoakSample>): SoakSample[] {
+  return Array.from({ length: n }, (_, i) => ({ t: i * 10, settledPerSec: 10, rssMb: { api: 100 }, fds: { api: 40 }, heapMb: { api: 30 }, ...f(i) }));
+}
+
+describe('soak verdict', () => {
+  it('passes a steady run, warm-up growth in the first quarter included', () => {
+    const v = judgeSoak(run(40, (i) => ({ rssMb: { api: i < 10 ? 50 + i * 5 : 100 + (i % 3) }, settledPerSec: 10 + (i % 2) })));
+    assert.equal(v.ok, true, v.problems.join('; '));
+    assert.ok(Math.abs(v.throughputDrift) < 0.05);
+  });
+
+  it('fails when throughput drifts down by more than 10 %', () => {
+    const v = judgeSoak(run(40, (i) => ({ settledPerSec: i < 20 ? 10 : 8.5 })));
+    assert.equal(v.ok, false);
+    assert.match(v.problems.join(), /throughput drifted -15\.0 %/);
+  });
+
+  it('fails when memory keeps growing, and ignores small absolute growth', () => {
+    const leaking = judgeSoak(run(40, (i) => ({ rssMb: { api: 100 + i * 10, worker: 20 + i } })));
+    assert.equal(leaking.ok, false);
+    assert.deepEqual(leaking.growth.filter((g) => !g.ok).map((g) => `${g.metric} ${g.process}`), ['rssMb api']);
+  });
+
+  it('fails when open handles keep growing', () => {
+    const v = judgeSoak(run(40, (i) => ({ fds: { worker: 40 + i * 10 } })));
+    assert.deepEqual(v.growth.filter((g) => !g.ok).map((g) => g.process), ['worker']);
+  });
+
+  it('cannot judge a run too short to have quarters', () => {
+    assert.equal(judgeSoak(run(3, () => ({}))).ok, false);
+  });
+
+  it('median and quarters', () => {
+    assert.equal(median([3, 1, 2]), 2);
+    assert.equal(median([4, 1, 2, 3]), 2.5);
+    assert.deepEqual(quarter(run(8, () => ({})), 3).map((s) => s.t), [60, 70]);
+  });
+});
