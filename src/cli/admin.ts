@@ -5,6 +5,7 @@ import { devBorrowerCreate, devVoucher } from './dev-commands.js';
 import { chainDeploy } from './chain-commands.js';
 import { createMerchant, jwtIssue, keyIssue, keyList, keyRevoke, keyRotate, merchantLimits, merchantList } from './merchant-commands.js';
 import { print, UsageError } from './output.js';
+import { stackBackup, stackRestore } from './stack-commands.js';
 
 type Flags = Record<string, string | boolean | undefined>;
 interface Command {
@@ -89,6 +90,21 @@ const COMMANDS: Record<string, Command> = {
         ...(s(f, 'pool') ? { pool: s(f, 'pool') } : {}),
       }),
     note: 'Put these lines in .env (or the environment of the API and worker).',
+  },
+  'stack backup': {
+    usage: 'stack backup --to <new directory> [--rpc-url <anvil url>]',
+    summary: "Copy the embedded stack's data (Temporal, the store, the chain state, deployment and dev keys) while it runs.",
+    options: { to: { type: 'string' }, 'rpc-url': { type: 'string' } },
+    noStore: true,
+    run: (_ctx, f) => stackBackup({ ...(s(f, 'to') ? { to: s(f, 'to') } : {}), ...(s(f, 'rpc-url') ? { rpcUrl: s(f, 'rpc-url') } : {}) }),
+    note: 'Restore with: npm run admin -- stack restore --from <backup> --to <new data dir>',
+  },
+  'stack restore': {
+    usage: 'stack restore --from <backup directory> --to <new data directory>',
+    summary: 'Lay a backup out as a data directory; start the stack on it with DATA_DIR=<dir> npm start.',
+    options: { from: { type: 'string' }, to: { type: 'string' } },
+    noStore: true,
+    run: async (_ctx, f) => stackRestore({ ...(s(f, 'from') ? { from: s(f, 'from') } : {}), ...(s(f, 'to') ? { to: s(f, 'to') } : {}) }),
   },
   'dev borrower': {
     usage: 'dev borrower [--credit <base units>] [--agent-public-key <base64url>]',

@@ -8,7 +8,7 @@ import { withFileLock } from './lock.js';
 import { findOnPath, isExecutable } from './which.js';
 
 export const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal@v1.5.1';
-export const FERRETDB_SOURCES = ['go.mod', 'go.sum', 'main.go', 'serialize.go', 'idindex.go', 'idfilter.go'] as const;
+export const FERRETDB_SOURCES = ['go.mod', 'go.sum', 'main.go', 'serialize.go', 'idindex.go', 'idfilter.go', 'backup.go'] as const;
 
 type Log = (message: string) => void;
 interface BuildContext {

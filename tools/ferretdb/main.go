@@ -20,6 +20,9 @@ import (
 )
 
 func main() {
+	if runSubcommand(os.Args[1:]) {
+		return
+	}
 	listen := flag.String("listen", "127.0.0.1:27017", "TCP address to listen on")
 	dataDir := flag.String("data-dir", "data/ferretdb", "directory for the SQLite files")
 	logLevel := flag.String("log-level", "warn", "debug, info, warn or error")

@@ -1,0 +1,103 @@
+import { execFile } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { gunzipSync } from 'node:zlib';
+import { resolveFerretdbLauncher } from './tools.js';
+
+const run = promisify(execFile);
+
+/**
+ * Backup and restore of the embedded stack's data directory while it runs (docs/operations.md).
+ * Each SQLite database (Temporal's temporal.db, the store's ferretdb/*.sqlite) is copied with
+ * VACUUM INTO, a consistent copy at one instant; then the chain's state (anvil_dumpState when the
+ * node answers, else the state file anvil writes every few seconds); then the small files
+ * (deployment.json, dev keys). Temporal first, the store next, the chain last: every step of the
+ * money path is idempotent against the chain, so a restored stack reconciles the few seconds
+ * between the copies by itself (a batch the chain has but the store does not know is found by its
+ * batchId; one the store sent but the chain lacks is sent again).
+ */
+export interface BackupManifest {
+  createdAt: string;
+  sqlite: string[];
+  chainState: 'anvil_dumpState' | 'state file' | 'none';
+  files: string[];
+}
+
+const MANIFEST = 'backup-manifest.json';
+/** Files at the top of the data directory that are state, not runtime clutter (logs, locks, sockets). */
+const SKIP = new Set(['logs', 'stack.lock', MANIFEST]);
+
+function emptyTarget(dir: string): void {
+  if (existsSync(dir) && readdirSync(dir).length > 0) throw new Error(`${dir} is not empty; back up or restore into a new directory`);
+  mkdirSync(dir, { recursive: true });
+}
+
+async function anvilDump(rpcUrl: string): Promise<string | null> {
+  try {
+    const res = await fetch(rpcUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'anvil_dumpState', params: [] }),
+      signal: AbortSignal.timeout(30_000),
+    });
+    const body = (await res.json()) as { result?: string };
+    if (typeof body.result !== 'string') return null;
+    const bytes = Buffer.from(body.result.replace(/^0x/, ''), 'hex');
+    // anvil sends its state gzipped; the --state file it loads on start is the JSON inside.
+    return (bytes[0] === 0x1f && bytes[1] === 0x8b ? gunzipSync(bytes) : bytes).toString('utf8');
+  } catch {
+    return null;
+  }
+}
+
+export async function backupStack(o: { dataDir: string; to: string; rpcUrl?: string; log?: (m: string) => void }): Promise<BackupManifest> {
+  const log = o.log ?? (() => undefined);
+  emptyTarget(o.to);
+  const launcher = await resolveFerretdbLauncher({ log });
+  const sqlite: string[] = [];
+  const copySqlite = async (relative: string) => {
+    const target = join(o.to, relative);
+    mkdirSync(join(target, '..'), { recursive: true });
+    await run(launcher, ['sqlite-backup', join(o.dataDir, relative), target]);
+    sqlite.push(relative);
+  };
+  if (existsSync(join(o.dataDir, 'temporal.db'))) await copySqlite('temporal.db');
+  const storeDir = join(o.dataDir, 'ferretdb');
+  if (existsSync(storeDir)) for (const f of readdirSync(storeDir).filter((n) => n.endsWith('.sqlite')).sort()) await copySqlite(join('ferretdb', f));
+
+  let chainState: BackupManifest['chainState'] = 'none';
+  const dumped = o.rpcUrl ? await anvilDump(o.rpcUrl) : null;
+  if (dumped !== null) {
+    writeFileSync(join(o.to, 'anvil-state.json'), dumped);
+    chainState = 'anvil_dumpState';
+  } else if (existsSync(join(o.dataDir, 'anvil-state.json'))) {
+    copyFileSync(join(o.dataDir, 'anvil-state.json'), join(o.to, 'anvil-state.json'));
+    chainState = 'state file';
+  }
+
+  const files: string[] = [];
+  for (const name of readdirSync(o.dataDir).sort()) {
+    if (SKIP.has(name) || name.endsWith('.log') || name === 'anvil-state.json' || name === 'temporal.db' || name.startsWith('temporal.db-')) continue;
+    const path = join(o.dataDir, name);
+    if (!statSync(path).isFile()) continue;
+    copyFileSync(path, join(o.to, name));
+    files.push(name);
+  }
+  const manifest: BackupManifest = { createdAt: new Date().toISOString(), sqlite, chainState, files };
+  writeFileSync(join(o.to, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
+  log(`backed up ${sqlite.length} databases, the chain (${chainState}) and ${files.length} files to ${o.to}`);
+  return manifest;
+}
+
+/** Lays a backup out as a data directory for `npm start` (DATA_DIR=<to>); `to` must be new or empty. */
+export function restoreStack(o: { from: string; to: string }): BackupManifest {
+  const manifest = JSON.parse(readFileSync(join(o.from, MANIFEST), 'utf8')) as BackupManifest;
+  emptyTarget(o.to);
+  const names = [...manifest.sqlite, ...manifest.files, ...(manifest.chainState === 'none' ? [] : ['anvil-state.json'])];
+  for (const name of names) {
+    mkdirSync(join(o.to, name, '..'), { recursive: true });
+    copyFileSync(join(o.from, name), join(o.to, name));
+  }
+  return manifest;
+}
