@@ -50,10 +50,13 @@ function panel(top: number, title: string, unit: string, series: Series[], tMax:
   return out.join('\n');
 }
 
-export function soakSvg(samples: readonly SoakSample[], title: string): string {
+export function soakSvg(samples: readonly SoakSample[], title: string, offeredPerSec?: number): string {
   const tMax = Math.max(60, samples.at(-1)?.t ?? 60);
   const names = [...new Set(samples.flatMap((s) => Object.keys(s.rssMb)))];
-  const settled: Series[] = [{ name: 'settled/s', points: samples.map((s) => [s.t, s.settledPerSec]) }];
+  const settled: Series[] = [
+    { name: 'settled/s', points: samples.map((s) => [s.t, s.settledPerSec]) },
+    ...(offeredPerSec !== undefined ? [{ name: 'offered/s', points: [[0, offeredPerSec], [tMax, offeredPerSec]] as [number, number][] }] : []),
+  ];
   const rss: Series[] = names.map((n) => ({ name: `${n} RSS`, points: samples.map((s) => [s.t, s.rssMb[n] ?? Number.NaN]) }));
   const top2 = M.top + PANEL_H + 70;
   const H = top2 + PANEL_H + M.bottom;

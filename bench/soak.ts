@@ -73,6 +73,8 @@ async function main(): Promise<number> {
 
     const segments = Math.max(1, Math.ceil((MINUTES * 60) / SEGMENT_SECONDS));
     const plans = Array.from({ length: segments }, () => planArrivals(RATE, SEGMENT_SECONDS));
+    let next = prepareVouchers(source, (plans[0] as number[]).length);
+    await next;
     const t0 = Date.now();
     const samples: Sample[] = [];
     let loadDone = false;
@@ -96,7 +98,6 @@ async function main(): Promise<number> {
     })();
 
     const runs: Promise<OpenLoopResult>[] = [];
-    let next = prepareVouchers(source, (plans[0] as number[]).length);
     for (let k = 0; k < segments; k++) {
       const segmentStart = Date.now();
       const vouchers: PreparedVoucher[] = (await next).vouchers;
@@ -149,7 +150,7 @@ async function main(): Promise<number> {
     for (const p of verdict.problems) console.log(`problem: ${p}`);
     if (process.env.SOAK_OUT) writeFileSync(process.env.SOAK_OUT, JSON.stringify({ summary, samples }, null, 2));
     if (process.env.SOAK_PLOT) {
-      await writePng(soakSvg(samples, `Soak: ${RATE} captures/s for ${MINUTES} min`), process.env.SOAK_PLOT);
+      await writePng(soakSvg(samples, `Soak: ${RATE} captures/s offered for ${MINUTES} min (${describeMachine(machineInfo())})`, RATE), process.env.SOAK_PLOT);
       console.log(`wrote ${process.env.SOAK_PLOT}`);
     }
     return summary.ok ? 0 : 1;

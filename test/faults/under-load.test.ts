@@ -170,7 +170,11 @@ describe(`fault: every part of the stack killed while captures flow (${LONG ? '5
       const after = sent.filter((s) => s.record.sentMs !== undefined && s.startEpochMs + s.record.sentMs >= f.endEpochMs);
       const captureAt = after.filter((s) => s.record.outcome === 'accepted').map((s) => s.startEpochMs + (s.record.answeredMs as number));
       const confirmAt = sent.filter((s) => s.record.terminalSeenMs !== undefined && s.startEpochMs + s.record.terminalSeenMs >= f.endEpochMs).map((s) => s.startEpochMs + (s.record.terminalSeenMs as number));
-      return { kind: f.kind, downMs: f.endEpochMs - f.startEpochMs, captureMs: Math.min(...captureAt) - f.endEpochMs, settleMs: Math.min(...confirmAt) - f.endEpochMs };
+      // Caught up: every payment accepted before the fault ended and still open then is CONFIRMED.
+      const open = sent.filter((s) => s.record.outcome === 'accepted' && s.startEpochMs + (s.record.answeredMs as number) < f.endEpochMs);
+      const openAtEnd = open.filter((s) => s.record.terminalSeenMs === undefined || s.startEpochMs + s.record.terminalSeenMs >= f.endEpochMs);
+      const caughtUpAt = Math.max(f.endEpochMs, ...openAtEnd.map((s) => (s.record.terminalSeenMs === undefined ? Number.POSITIVE_INFINITY : s.startEpochMs + s.record.terminalSeenMs)));
+      return { kind: f.kind, downMs: f.endEpochMs - f.startEpochMs, captureMs: Math.min(...captureAt) - f.endEpochMs, settleMs: Math.min(...confirmAt) - f.endEpochMs, catchUpMs: caughtUpAt - f.endEpochMs };
     });
     const byKind = FAULT_KINDS.map((kind) => {
       const mine = recovery.filter((r) => r.kind === kind);
@@ -180,6 +184,7 @@ describe(`fault: every part of the stack killed while captures flow (${LONG ? '5
         faultSecondsMedian: median(mine.map((r) => r.downMs)) / 1000,
         captureRecoverySecondsMax: Math.max(...mine.map((r) => r.captureMs)) / 1000,
         settlementRecoverySecondsMax: Math.max(...mine.map((r) => r.settleMs)) / 1000,
+        catchUpSecondsMax: Math.max(...mine.map((r) => r.catchUpMs)) / 1000,
       };
     });
     const figures = {
