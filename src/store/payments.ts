@@ -62,8 +62,19 @@ export async function claimPaymentsForBatch(c: Collections, batchId: string, pay
 }
 
 /**
- * Writes a finished batch's outcome onto each of its payments' projections in one command (one
- * update by _id per payment). The batch's shard is these payments' only writer after capture.
+ * Statements per update command. FerretDB v1 keeps each statement's cursor (and its SQLite
+ * connection) open until the whole command ends (handler/msg_update.go closes them in a deferred
+ * call inside its loop), so one command with as many statements as its connection pool (100)
+ * deadlocks the store: the next statement waits for a connection that only the command's own end
+ * would free, while it holds the launcher's write lock. Seen under load as a store that stops
+ * answering; kept well below the pool.
+ */
+export const MAX_UPDATES_PER_COMMAND = 50;
+
+/**
+ * Writes a finished batch's outcome onto each of its payments' projections, one update by _id per
+ * payment, MAX_UPDATES_PER_COMMAND to a command. The batch's shard is these payments' only writer
+ * after capture, and every write is idempotent, so a retry after a partial write is safe.
  */
 export async function recordBatchProjections(c: Collections, paymentIds: readonly string[], o: BatchOutcome): Promise<void> {
   if (paymentIds.length === 0) return;
@@ -72,8 +83,11 @@ export async function recordBatchProjections(c: Collections, paymentIds: readonl
     o.status === 'CONFIRMED'
       ? { status: o.status, batchId: o.batchId, transaction: o.transaction, blockNumber: o.blockNumber, confirmedAt: new Date(o.confirmedAt), updatedAt: now }
       : { status: o.status, batchId: o.batchId, failureReason: o.failureReason, ...(o.transaction ? { transaction: o.transaction } : {}), updatedAt: now };
-  await c.payments.bulkWrite(
-    paymentIds.map((id) => ({ updateOne: { filter: { _id: id }, update: { $set: set } } })),
-    { ordered: false },
-  );
+  for (let i = 0; i < paymentIds.length; i += MAX_UPDATES_PER_COMMAND) {
+    const chunk = paymentIds.slice(i, i + MAX_UPDATES_PER_COMMAND);
+    await c.payments.bulkWrite(
+      chunk.map((id) => ({ updateOne: { filter: { _id: id }, update: { $set: set } } })),
+      { ordered: false },
+    );
+  }
 }
