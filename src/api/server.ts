@@ -20,7 +20,11 @@ async function main() {
   const env = loadEnv();
   const logger = createLogger(env.LOG_LEVEL, { service: 'api' });
   const registry = createRegistry('api');
-  const store = await connectStore(env.MONGODB_URI ?? `mongodb://127.0.0.1:${env.MONGODB_PORT}/`, env.MONGODB_DB, { onCommand: storeCommandCounter(registry) });
+  const store = await connectStore(env.MONGODB_URI ?? `mongodb://127.0.0.1:${env.MONGODB_PORT}/`, env.MONGODB_DB, {
+    onCommand: storeCommandCounter(registry),
+    waitMs: 60_000,
+    onRetry: (err) => logger.warn('store not answering yet; retrying', { error: err }),
+  });
   const temporal = await connectTemporal(env.TEMPORAL_ADDRESS, env.TEMPORAL_NAMESPACE);
   const settlement = await loadSettlementInfo(env);
   const verifyJwt = createMerchantJwtVerifier({

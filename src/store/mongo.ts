@@ -12,19 +12,35 @@ export interface Store {
 export interface StoreOptions {
   /** Called with the name of every command sent (for the store-commands metric). */
   onCommand?: (commandName: string) => void;
+  /**
+   * How long to keep trying when the store does not answer at start (a process started while the
+   * store restarts); default 0: the first failure throws (the CLI should say so at once).
+   */
+  waitMs?: number;
+  onRetry?: (err: unknown) => void;
 }
 
 export async function connectStore(uri: string, dbName: string, opts: StoreOptions = {}): Promise<Store> {
-  const client = new MongoClient(uri, { maxPoolSize: 50, serverSelectionTimeoutMS: 5000, appName: 'credit-facilitator', monitorCommands: opts.onCommand !== undefined });
-  if (opts.onCommand) {
-    const count = opts.onCommand;
-    client.on('commandStarted', (e) => count(e.commandName));
+  const deadline = Date.now() + (opts.waitMs ?? 0);
+  for (;;) {
+    const client = new MongoClient(uri, { maxPoolSize: 50, serverSelectionTimeoutMS: 5000, appName: 'credit-facilitator', monitorCommands: opts.onCommand !== undefined });
+    if (opts.onCommand) {
+      const count = opts.onCommand;
+      client.on('commandStarted', (e) => count(e.commandName));
+    }
+    try {
+      await client.connect();
+      const db = client.db(dbName);
+      const c = collections(db);
+      await ensureIndexes(c);
+      return { client, db, c, close: () => client.close() };
+    } catch (err) {
+      await client.close().catch(() => undefined);
+      if (Date.now() >= deadline) throw err;
+      opts.onRetry?.(err);
+      await new Promise((r) => setTimeout(r, 1_000));
+    }
   }
-  await client.connect();
-  const db = client.db(dbName);
-  const c = collections(db);
-  await ensureIndexes(c);
-  return { client, db, c, close: () => client.close() };
 }
 
 export function isDuplicateKey(err: unknown): boolean {
