@@ -76,7 +76,8 @@ async function leftBehind(w: World, v: PreparedVoucher): Promise<string[]> {
 describe(`fault: every part of the stack killed while captures flow (${LONG ? '5 times each, half the peak rate' : 'once each, light load'})`, function () {
   this.timeout(LONG ? 3_600_000 : 900_000);
   const env = useIsolatedStack({
-    env: { CONFIRMATIONS: '1', BATCH_MAX_WAIT_MS: '500', BATCH_MAX_ATTEMPTS: '5', CAPTURE_SWEEP_AFTER_SECONDS: '5' },
+    // Vouchers are all signed before the load starts, and the long run outlasts the default 10-minute intent lifetime.
+    env: { CONFIRMATIONS: '1', BATCH_MAX_WAIT_MS: '500', BATCH_MAX_ATTEMPTS: '5', CAPTURE_SWEEP_AFTER_SECONDS: '5', SPEND_INTENT_TTL_SECONDS: '1800' },
     rpcProxy: true,
   });
   let secondApi: SecondApi;
