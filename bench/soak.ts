@@ -4,8 +4,8 @@
  * SOAK_SAMPLE_SECONDS it samples each process's resident memory and open descriptors, the Node
  * processes' heap, the store's and Temporal's files, and the settlement shards' history and runs
  * (continue-as-new); at the end it judges (soak-verdict.ts) and fails when throughput drifted down
- * more than 10 %, when memory or descriptors kept growing, or when an accepted payment did not
- * reach CONFIRMED.
+ * more than 10 %, when memory or descriptors kept growing (runs of 10 minutes or more), or when an
+ * accepted payment did not reach CONFIRMED.
  *
  * Settings (env): SOAK_MINUTES (default 30), SOAK_RATE (captures/s, default 12: half the peak
  * docs/benchmarks.md measured), SOAK_SAMPLE_SECONDS (15), SOAK_SEGMENT_SECONDS (vouchers are
