@@ -41,6 +41,11 @@ describe('soak verdict', () => {
     assert.ok((v.growth.find((g) => g.process === 'temporal')?.growth ?? 0) > 0.3);
   });
 
+  it('allows a short run twice the drift (its quarters are a handful of samples), and no more', () => {
+    assert.equal(judgeSoak(run(18, (i) => ({ settledPerSec: i < 9 ? 10 : 8.5 }), 10)).ok, true);
+    assert.equal(judgeSoak(run(18, (i) => ({ settledPerSec: i < 9 ? 10 : 7.5 }), 10)).ok, false);
+  });
+
   it('cannot judge a run too short to have quarters', () => {
     assert.equal(judgeSoak(run(3, () => ({}))).ok, false);
   });
