@@ -15,6 +15,7 @@ import { dequeueRefused, enqueueForSettlement } from '../store/settlement-queue.
 import { loadVerificationContext } from './context.js';
 import { toReceipt } from './receipt.js';
 import { finishCapture } from './finish-capture.js';
+import { acceptedReceipt } from './status.js';
 import type { PhaseTimer } from '../observability/phase-timer.js';
 
 export interface CaptureRequest {
@@ -58,7 +59,8 @@ export async function capturePayment(deps: AppDeps, req: CaptureRequest): Promis
   req.timer?.mark('idempotency_key');
 
   const existing = replayed ? await findPayment(c, paymentId) : null;
-  if (existing && existing.status !== 'CAPTURING') return { receipt: toReceipt(existing), replayed };
+  const current = existing ? await acceptedReceipt(deps, existing) : null;
+  if (current) return { receipt: current, replayed };
 
   try {
     if (existing) return { receipt: await accept(deps, existing, req.timer), replayed };

@@ -28,6 +28,18 @@ export async function paymentStatus(deps: AppDeps, merchantId: string, paymentId
   const id = paymentId.toLowerCase();
   const doc = cache.payments.get(id) ?? (await findPayment(c, id));
   if (!doc || doc.merchantId !== merchantId) throw ApiError.notFound('payment');
+  const receipt = await acceptedReceipt(deps, doc);
+  if (!receipt) throw ApiError.notFound('payment');
+  return receipt;
+}
+
+/**
+ * What a poll answers for this payment, or null while its capture is still being checked. A
+ * replayed capture answers the same, so a retry never reports an older state than a poll did.
+ */
+export async function acceptedReceipt(deps: AppDeps, doc: PaymentDoc): Promise<Receipt | null> {
+  const cache = deps.statusCache ?? fallbackCache;
+  const id = doc._id;
   if (doc.status === 'CONFIRMED' || doc.status === 'FAILED') {
     cache.payments.set(id, doc);
     return toReceipt(doc);
@@ -35,8 +47,8 @@ export async function paymentStatus(deps: AppDeps, merchantId: string, paymentId
   if (doc.status !== 'CAPTURING') return toReceipt(doc); // a legacy workflow's projection, still moving
   if (!cache.accepted.get(id)) {
     // Accepted once its spend intent is consumed by it; before that the capture is still being checked.
-    const fate = await findSpendIntentFate(c, doc.spendIntentId);
-    if (fate?.fate !== 'CONSUMED' || fate.paymentId !== doc._id) throw ApiError.notFound('payment');
+    const fate = await findSpendIntentFate(deps.store.c, doc.spendIntentId);
+    if (fate?.fate !== 'CONSUMED' || fate.paymentId !== doc._id) return null;
     cache.accepted.set(id, true);
     cache.payments.set(id, doc);
   }

@@ -106,6 +106,11 @@ describe('facilitator: capture to CONFIRMED on chain', function () {
     assert.equal(again.status, 200);
     assert.equal(again.json.replayed, true);
     assert.equal(again.json.receipt.paymentId, a.json.receipt.paymentId);
+    // Once a poll says CONFIRMED, a replay must not answer an older state (the store's projection lags the batch).
+    const polled = await pollUntil(w, m, a.json.receipt.paymentId, 'CONFIRMED');
+    const settled = await capture(w, m, first, key);
+    assert.equal(settled.json.receipt.status, 'CONFIRMED');
+    assert.equal(settled.json.receipt.transaction, polled.transaction);
     const other = (await newVoucher(w, m, shared, '6000')).captureBody;
     const conflict = await capture(w, m, other, key);
     assert.equal(conflict.status, 409);
