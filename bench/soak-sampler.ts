@@ -71,10 +71,18 @@ export async function sampleStack(o: {
   );
   const shardHistory: Record<string, number> = {};
   let shardRuns = 0;
+  const running: string[] = [];
   for await (const info of o.temporal.workflow.list({ query: `WorkflowType = 'settlementShardWorkflow'` })) {
     shardRuns++;
-    if (info.status.name === 'RUNNING') shardHistory[info.workflowId] = info.historyLength ?? Number.NaN;
+    if (info.status.name === 'RUNNING') running.push(info.workflowId);
   }
+  // The visibility store records a run's history length when it closes; describe has the live one.
+  await Promise.all(
+    running.map(async (id) => {
+      const d = await o.temporal.workflow.getHandle(id).describe().catch(() => null);
+      shardHistory[id] = d?.historyLength ?? Number.NaN;
+    }),
+  );
   return {
     rssMb: Object.fromEntries(o.processes.map((p) => [p.name, rssMb(p.pid)])),
     fds: Object.fromEntries(o.processes.map((p) => [p.name, fdCount(p.pid)])),

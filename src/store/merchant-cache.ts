@@ -1,6 +1,7 @@
 import type { Collections } from './collections.js';
 import type { MerchantDoc } from './documents.js';
 import { findMerchant } from './merchants.js';
+import { Lru } from '../domain/lru.js';
 
 /**
  * Merchant documents remembered for a second in one API process: every merchant request reads
@@ -9,20 +10,21 @@ import { findMerchant } from './merchants.js';
  * a revoked key is refused on its next request.
  */
 export class MerchantCache {
-  private readonly docs = new Map<string, { doc: MerchantDoc | null; at: number }>();
+  private readonly docs: Lru<{ doc: MerchantDoc | null; at: number }>;
 
   constructor(
     private readonly ttlMs = 1000,
     private readonly nowMs: () => number = Date.now,
-    private readonly maxEntries = 10_000,
-  ) {}
+    maxEntries = 10_000,
+  ) {
+    this.docs = new Lru(maxEntries);
+  }
 
   async find(c: Collections, merchantId: string): Promise<MerchantDoc | null> {
     const now = this.nowMs();
     const hit = this.docs.get(merchantId);
     if (hit && now - hit.at < this.ttlMs) return hit.doc;
     const doc = await findMerchant(c, merchantId);
-    if (this.docs.size >= this.maxEntries) this.docs.clear();
     this.docs.set(merchantId, { doc, at: now });
     return doc;
   }
