@@ -3,12 +3,14 @@ import type { Client } from '@temporalio/client';
 import { submitSettleBatch, type SettlementItem } from '../src/chain/settlement.js';
 import type { BatchOutcome } from '../src/domain/payment.js';
 import { closeHolds } from '../src/store/borrowers.js';
+import { ledgerLineOf, recordLedgerLines } from '../src/store/payment-ledger.js';
 import type { SettlementQueueDoc } from '../src/store/documents.js';
 import { insertOnce } from '../src/store/mongo.js';
 import { findPayment, recordBatchProjections } from '../src/store/payments.js';
 import type { PaymentWorkflowInput } from '../workflows/definitions.js';
-import { announceBatch, claimForBatch, queueEntryOf, shardOf, queuesServedBy, readQueues, recordBatch, recordShardBacklog, removeFromQueues } from '../src/store/settlement-queue.js';
+import { announceBatch, claimForBatch, findClaim, isVoidClaim, queueEntryOf, shardOf, queuesServedBy, readQueues, recordBatch, recordShardBacklog, removeFromQueues } from '../src/store/settlement-queue.js';
 import { notifyPayments } from '../src/payments/notify-payments.js';
+import { finishVoid } from '../src/payments/void-payment.js';
 import { AcceptedCaptures } from './accepted-captures.js';
 import { confirmOnChain, type ConfirmationResult, type SettlementActivityDeps } from './settlement.js';
 
@@ -47,6 +49,15 @@ export function createShardActivities(deps: ShardActivityDeps) {
     for (const d of docs) if (d) found.push(queueEntryOf(d));
     items.set(ref.batchId, found);
     return found;
+  }
+
+  async function finishVoidsAmong(entries: readonly SettlementQueueDoc[]): Promise<void> {
+    for (const e of entries) {
+      const claim = await findClaim(c, e._id);
+      if (claim && isVoidClaim(claim.batchId)) {
+        await finishVoid({ c, db: deps.store.db, temporal: deps.temporal, taskQueue: deps.taskQueue }, e, claim.at.toISOString());
+      }
+    }
   }
 
   return {
@@ -92,10 +103,12 @@ export function createShardActivities(deps: ShardActivityDeps) {
           const chosen = ready.slice(0, cap);
           const held = await claimForBatch(c, input.batchId, chosen.map((e) => e._id));
           const taken = chosen.filter((e) => held.has(e._id));
-          // Claimed by another batch (which settles them): they are not this queue's to settle.
-          const elsewhere = chosen.filter((e) => !held.has(e._id)).map((e) => e._id);
-          await removeFromQueues(c, queues, elsewhere);
+          // Claimed by another batch (which settles them) or by a void (finished here if its request died half-way).
+          const elsewhere = chosen.filter((e) => !held.has(e._id));
+          await finishVoidsAmong(elsewhere);
+          await removeFromQueues(c, queues, elsewhere.map((e) => e._id));
           if (taken.length > 0) {
+            ctx.log.info('batch claimed', { batchId: input.batchId, shard: input.shard, payments: taken.length, claimedElsewhere: elsewhere.length, attempt: ctx.info.attempt });
             items.set(input.batchId, taken);
             return { paymentIds: taken.map((e) => e._id), queues };
           }
@@ -163,6 +176,7 @@ export function createShardActivities(deps: ShardActivityDeps) {
       const into = o.status === 'CONFIRMED' ? 'debt' : 'available';
       await Promise.all([...byBorrower].map(([borrowerId, holds]) => closeHolds(c, borrowerId, holds, into)));
       await recordBatchProjections(c, entries.map((e) => e._id), o);
+      await recordLedgerLines(c, entries.map((e) => ledgerLineOf(e, o)));
       Context.current().heartbeat();
       await notifyPayments(deps.temporal, deps.taskQueue, entries, o);
       await removeFromQueues(c, ref.queues, ref.paymentIds);

@@ -10,6 +10,7 @@ import { createLogger, type Logger } from '../src/observability/logger.js';
 import { createRegistry, storeCommandCounter, workerMetrics } from '../src/observability/metrics.js';
 import { serveMetrics } from '../src/observability/metrics-server.js';
 import { connectStore } from '../src/store/mongo.js';
+import { startStoreWatchdog } from '../src/store/store-watchdog.js';
 import { connectTemporal } from '../src/temporal/client.js';
 import { CAPTURE_SWEEPER_WORKFLOW_ID, settlementShardWorkflowId } from '../workflows/definitions.js';
 
@@ -46,11 +47,14 @@ async function main() {
   const env = loadEnv();
   const logger = createLogger(env.LOG_LEVEL, { service: 'worker' });
   const registry = createRegistry('worker');
+  const countStoreCommand = storeCommandCounter(registry);
   const store = await connectStore(env.MONGODB_URI ?? `mongodb://127.0.0.1:${env.MONGODB_PORT}/`, env.MONGODB_DB, {
-    onCommand: storeCommandCounter(registry),
+    onCommand: countStoreCommand,
     waitMs: 60_000,
     onRetry: (err) => logger.warn('store not answering yet; retrying', { error: err }),
   });
+  const storeUri = env.MONGODB_URI ?? `mongodb://127.0.0.1:${env.MONGODB_PORT}/`;
+  const storeWatchdog = startStoreWatchdog(store, { uri: storeUri, logger, onCommand: countStoreCommand });
   const temporal = await connectTemporal(env.TEMPORAL_ADDRESS, env.TEMPORAL_NAMESPACE);
   const connection = await NativeConnection.connect({ address: env.TEMPORAL_ADDRESS });
   const metrics = workerMetrics(registry);
@@ -121,6 +125,7 @@ async function main() {
   await worker.run();
   metricsServer?.close();
   chain.nonces?.stop();
+  storeWatchdog.stop();
   await Promise.allSettled([store.close(), temporal.connection.close(), connection.close()]);
 }
 

@@ -1,5 +1,5 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type { BatchOutcome, PaymentState } from '../src/domain/payment.js';
+import type { PaymentOutcome, PaymentState } from '../src/domain/payment.js';
 
 /** Names shared by workflows, activities and the API; importing this file pulls in no workflow code. */
 /** The single batcher of the code before settlement shards; it only drains payments captured then. */
@@ -66,7 +66,7 @@ export const batchRequeuedSignal = defineSignal<[BatchRequeued]>('batchRequeued'
 export const paymentFailedSignal = defineSignal<[PaymentFailed]>('paymentFailed');
 
 /** The one signal a payment workflow gets from its settlement shard: how its batch ended. */
-export const paymentSettledSignal = defineSignal<[BatchOutcome]>('paymentSettled');
+export const paymentSettledSignal = defineSignal<[PaymentOutcome]>('paymentSettled');
 
 export interface SettlementShardInput {
   shard: number;

@@ -4,6 +4,7 @@ import { createMerchantJwtVerifier } from '../auth/merchant-jwt.js';
 import { loadEnv } from '../config/env.js';
 import { createLogger } from '../observability/logger.js';
 import { connectStore } from '../store/mongo.js';
+import { startStoreWatchdog } from '../store/store-watchdog.js';
 import { connectTemporal } from '../temporal/client.js';
 import { createApp } from './app.js';
 import { clientErrorHandler } from './client-errors.js';
@@ -20,10 +21,16 @@ async function main() {
   const env = loadEnv();
   const logger = createLogger(env.LOG_LEVEL, { service: 'api' });
   const registry = createRegistry('api');
+  const countStoreCommand = storeCommandCounter(registry);
   const store = await connectStore(env.MONGODB_URI ?? `mongodb://127.0.0.1:${env.MONGODB_PORT}/`, env.MONGODB_DB, {
-    onCommand: storeCommandCounter(registry),
+    onCommand: countStoreCommand,
     waitMs: 60_000,
     onRetry: (err) => logger.warn('store not answering yet; retrying', { error: err }),
+  });
+  const storeWatchdog = startStoreWatchdog(store, {
+    uri: env.MONGODB_URI ?? `mongodb://127.0.0.1:${env.MONGODB_PORT}/`,
+    logger,
+    onCommand: countStoreCommand,
   });
   const temporal = await connectTemporal(env.TEMPORAL_ADDRESS, env.TEMPORAL_NAMESPACE);
   const settlement = await loadSettlementInfo(env);
@@ -57,6 +64,7 @@ async function main() {
   const shutdown = (signal: string) => {
     logger.info('api stopping', { signal });
     slotSweeper.stop();
+    storeWatchdog.stop();
     server.close(() => {
       void captureFinisher
         .drain()

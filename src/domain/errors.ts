@@ -11,6 +11,8 @@ export type ErrorCode =
   | 'NOT_FOUND'
   | 'METHOD_NOT_ALLOWED'
   | 'IDEMPOTENCY_KEY_CONFLICT'
+  | 'PAYMENT_ALREADY_CLAIMED'
+  | 'PAYMENT_NOT_VOIDABLE'
   | 'PAYLOAD_TOO_LARGE'
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'HEADERS_TOO_LARGE'
@@ -30,6 +32,8 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   IDEMPOTENCY_KEY_CONFLICT: 409,
+  PAYMENT_ALREADY_CLAIMED: 409,
+  PAYMENT_NOT_VOIDABLE: 409,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   HEADERS_TOO_LARGE: 431,
@@ -123,6 +127,18 @@ export class ApiError extends Error {
       'IDEMPOTENCY_KEY_CONFLICT',
       'This Idempotency-Key was already used with a different body. Use a new key for a new request.',
     );
+  }
+
+  static paymentAlreadyClaimed(batchId?: string): ApiError {
+    return new ApiError(
+      'PAYMENT_ALREADY_CLAIMED',
+      'A settlement batch has already claimed this payment, so it can no longer be voided. Wait until it is CONFIRMED, then refund it.',
+      batchId ? { extra: { batchId } } : {},
+    );
+  }
+
+  static paymentNotVoidable(status: string): ApiError {
+    return new ApiError('PAYMENT_NOT_VOIDABLE', `A payment in status ${status} cannot be voided.`, { extra: { paymentStatus: status } });
   }
 
   static payloadTooLarge(limitBytes?: number): ApiError {

@@ -1,9 +1,9 @@
 // Imported by Temporal workflow code: keep this file free of Node built-ins and dependencies.
 
-export type PaymentStatus = 'QUEUED' | 'SUBMITTED' | 'CONFIRMED' | 'FAILED';
+export type PaymentStatus = 'QUEUED' | 'SUBMITTED' | 'CONFIRMED' | 'FAILED' | 'VOIDED';
 
-export const PAYMENT_STATUSES: readonly PaymentStatus[] = ['QUEUED', 'SUBMITTED', 'CONFIRMED', 'FAILED'];
-export const TERMINAL_STATUSES: readonly PaymentStatus[] = ['CONFIRMED', 'FAILED'];
+export const PAYMENT_STATUSES: readonly PaymentStatus[] = ['QUEUED', 'SUBMITTED', 'CONFIRMED', 'FAILED', 'VOIDED'];
+export const TERMINAL_STATUSES: readonly PaymentStatus[] = ['CONFIRMED', 'FAILED', 'VOIDED'];
 
 export function isTerminal(status: PaymentStatus): boolean {
   return TERMINAL_STATUSES.includes(status);
@@ -29,6 +29,8 @@ export interface Receipt {
   /** ISO 8601. */
   confirmedAt?: string;
   failureReason?: string;
+  /** ISO 8601, when the merchant voided the payment before any batch claimed it. */
+  voidedAt?: string;
 }
 
 export interface PaymentState {
@@ -40,6 +42,7 @@ export interface PaymentState {
   blockNumber?: string;
   confirmedAt?: string;
   failureReason?: string;
+  voidedAt?: string;
   /** Why the last batch was sent back to the queue. */
   lastRequeueReason?: string;
 }
@@ -128,7 +131,11 @@ export type BatchOutcome =
   | { status: 'CONFIRMED'; batchId: string; transaction: string; blockNumber: string; confirmedAt: string }
   | { status: 'FAILED'; batchId: string; failureReason: string; transaction?: string };
 
-export function settledPaymentState(o: BatchOutcome, attempts = 1): PaymentState {
+/** The one signal a payment workflow waits for: its batch's outcome, or its void. */
+export type PaymentOutcome = BatchOutcome | { status: 'VOIDED'; voidedAt: string };
+
+export function settledPaymentState(o: PaymentOutcome, attempts = 1): PaymentState {
+  if (o.status === 'VOIDED') return { status: 'VOIDED', attempts: 0, voidedAt: o.voidedAt };
   return o.status === 'CONFIRMED'
     ? { status: 'CONFIRMED', attempts, batchId: o.batchId, transaction: o.transaction, blockNumber: o.blockNumber, confirmedAt: o.confirmedAt }
     : { status: 'FAILED', attempts, batchId: o.batchId, failureReason: o.failureReason, ...(o.transaction ? { transaction: o.transaction } : {}) };

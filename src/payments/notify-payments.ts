@@ -1,5 +1,5 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
-import type { BatchOutcome } from '../domain/payment.js';
+import type { PaymentOutcome } from '../domain/payment.js';
 import type { SettlementQueueDoc } from '../store/documents.js';
 import { paymentSettledSignal, type PaymentWorkflowInput } from '../../workflows/definitions.js';
 import { paymentWorkflowStartOptions } from './start-workflow.js';
@@ -11,7 +11,7 @@ const IN_FLIGHT = 32;
  * API died before starting it) is started with the signal, so every capture ends with its workflow;
  * one already closed (a repeated notice) is left alone.
  */
-export async function notifyPayments(client: Client, taskQueue: string, entries: readonly SettlementQueueDoc[], outcome: BatchOutcome): Promise<void> {
+export async function notifyPayments(client: Client, taskQueue: string, entries: readonly SettlementQueueDoc[], outcome: PaymentOutcome): Promise<void> {
   let next = 0;
   const worker = async () => {
     while (next < entries.length) {
@@ -22,7 +22,7 @@ export async function notifyPayments(client: Client, taskQueue: string, entries:
   await Promise.all(Array.from({ length: Math.min(IN_FLIGHT, entries.length) }, worker));
 }
 
-async function notifyOne(client: Client, taskQueue: string, e: SettlementQueueDoc, outcome: BatchOutcome): Promise<void> {
+export async function notifyOne(client: Client, taskQueue: string, e: SettlementQueueDoc, outcome: PaymentOutcome): Promise<void> {
   try {
     await client.workflow.getHandle(e._id).signal(paymentSettledSignal, outcome);
     return;

@@ -20,10 +20,12 @@ export function toReceipt(doc: PaymentDoc, state?: PaymentState): Receipt {
   const blockNumber = state ? state.blockNumber : doc.blockNumber;
   const confirmedAt = state ? state.confirmedAt : doc.confirmedAt?.toISOString();
   const failureReason = state ? state.failureReason : doc.failureReason;
+  const voidedAt = state ? state.voidedAt : doc.voidedAt?.toISOString();
   if (batchId) receipt.batchId = batchId;
   if (transaction) receipt.transaction = transaction;
   if (blockNumber) receipt.blockNumber = blockNumber;
   if (confirmedAt) receipt.confirmedAt = confirmedAt;
   if (failureReason) receipt.failureReason = failureReason;
+  if (voidedAt) receipt.voidedAt = voidedAt;
   return receipt;
 }

@@ -4,7 +4,7 @@ import { isUuid } from '../domain/ids.js';
 import { paymentStateInBatch, type Receipt } from '../domain/payment.js';
 import type { PaymentDoc } from '../store/documents.js';
 import { findPayment } from '../store/payments.js';
-import { findClaim } from '../store/settlement-queue.js';
+import { findClaim, isVoidClaim } from '../store/settlement-queue.js';
 import { findSpendIntentFate } from '../store/spend-intents.js';
 import { PaymentStatusCache } from './status-cache.js';
 import { toReceipt } from './receipt.js';
@@ -40,7 +40,7 @@ export async function paymentStatus(deps: AppDeps, merchantId: string, paymentId
 export async function acceptedReceipt(deps: AppDeps, doc: PaymentDoc): Promise<Receipt | null> {
   const cache = deps.statusCache ?? fallbackCache;
   const id = doc._id;
-  if (doc.status === 'CONFIRMED' || doc.status === 'FAILED') {
+  if (doc.status === 'CONFIRMED' || doc.status === 'FAILED' || doc.status === 'VOIDED') {
     cache.payments.set(id, doc);
     return toReceipt(doc);
   }
@@ -64,9 +64,18 @@ async function receiptFromBatch(deps: AppDeps, cache: PaymentStatusCache, doc: P
   let batchId = await cache.batchOf(c, deps.env.SETTLEMENT_SHARDS, doc._id, now);
   if (!batchId && now - doc.capturedAt.getTime() > CLAIM_LOOKUP_AFTER_MS) {
     batchId = (await findClaim(c, doc._id))?.batchId;
+    if (batchId && isVoidClaim(batchId)) batchId = undefined;
     if (batchId) cache.rememberBatchOf(doc._id, batchId);
   }
-  if (!batchId) return toReceipt(doc);
+  if (!batchId) {
+    // Not in a batch: this process's copy may predate a void (made by any API process).
+    const fresh = await findPayment(c, doc._id);
+    if (fresh?.status === 'VOIDED') {
+      cache.payments.set(doc._id, fresh);
+      return toReceipt(fresh);
+    }
+    return toReceipt(doc);
+  }
   const batch = await cache.batch(c, batchId, now);
   return batch ? toReceipt(doc, paymentStateInBatch(batch)) : toReceipt(doc);
 }

@@ -1,4 +1,4 @@
-import type { Collection, Db } from 'mongodb';
+import type { Collection, Db, Document } from 'mongodb';
 import type {
   AgentKeyDoc,
   ApiKeyDoc,
@@ -21,6 +21,7 @@ import type {
   BatchDoc,
   ShardStatusDoc,
   LockDoc,
+  LedgerDoc,
 } from './documents.js';
 
 export interface Collections {
@@ -44,13 +45,21 @@ export interface Collections {
   locks: Collection<LockDoc>;
   batches: Collection<BatchDoc>;
   shardStatus: Collection<ShardStatusDoc>;
+  /** The merchants' payment ledger, keyed for reads by _id (src/domain/payment-ledger.ts). */
+  ledger: Collection<LedgerDoc>;
   /** The settlement queue of one shard (see SettlementQueueDoc). */
   settlementQueue(shard: number): Collection<SettlementQueueDoc>;
 }
 
 export const SETTLEMENT_QUEUE_PREFIX = 'settlement_queue_';
 
-export function collections(db: Db): Collections {
+/**
+ * The product's collections. Given a function, each collection follows the Db it returns at the
+ * time of each call, so a store whose client was replaced (store-watchdog.ts) keeps working for
+ * everyone holding `c`.
+ */
+export function collections(source: Db | (() => Db)): Collections {
+  const db = typeof source === 'function' ? following(source) : source;
   return {
     merchants: db.collection<MerchantDoc>('merchants'),
     apiKeys: db.collection<ApiKeyDoc>('api_keys'),
@@ -72,8 +81,34 @@ export function collections(db: Db): Collections {
     locks: db.collection<LockDoc>('locks'),
     batches: db.collection<BatchDoc>('settlement_batches'),
     shardStatus: db.collection<ShardStatusDoc>('settlement_shards'),
+    ledger: db.collection<LedgerDoc>('payment_ledger'),
     settlementQueue: (shard: number) => db.collection<SettlementQueueDoc>(`${SETTLEMENT_QUEUE_PREFIX}${shard}`),
   };
+}
+
+/** A stand-in Db whose collection(name) forwards every call to the current Db's collection of that name. */
+function following(current: () => Db): Db {
+  return {
+    collection<T extends Document>(name: string) {
+      let from: Db | undefined;
+      let target: Collection<T> | undefined;
+      const resolve = () => {
+        const now = current();
+        if (now !== from) {
+          from = now;
+          target = now.collection<T>(name);
+        }
+        return target!;
+      };
+      return new Proxy({} as Collection<T>, {
+        get(_, prop) {
+          const t = resolve();
+          const v = Reflect.get(t, prop, t) as unknown;
+          return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(t) : v;
+        },
+      });
+    },
+  } as Db;
 }
 
 /** FerretDB v1 supports plain and unique indexes but not TTL: expiry is checked on read and swept. */

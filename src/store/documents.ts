@@ -1,3 +1,4 @@
+import type { LedgerLine } from '../domain/payment-ledger.js';
 import type { PaymentStatus } from '../domain/payment.js';
 import type { PaymentTerms } from '../domain/payment-terms.js';
 import type { OnboardingStage } from '../domain/onboarding.js';
@@ -205,6 +206,7 @@ export interface PaymentDoc {
   blockNumber?: string;
   confirmedAt?: Date;
   failureReason?: string;
+  voidedAt?: Date;
 }
 
 /**
@@ -314,4 +316,18 @@ export interface LockDoc {
   owner: string;
   /** After this the holder is presumed dead and the lock may be taken over. */
   expiresAt: Date;
+}
+
+/** A key of the merchants' payment ledger (see src/domain/payment-ledger.ts for the layout). */
+export interface LedgerDoc {
+  _id: string;
+  merchantId: string;
+  /** `m|` docs: days with lines (YYYYMMDD). */
+  days?: string[];
+  /** `d|` docs: minutes of the day with lines (YYYYMMDDHHmm). */
+  minutes?: string[];
+  /** `p|` docs: the lines of payments captured in the minute. */
+  lines?: LedgerLine[];
+  /** `o|` docs: payment ids with this orderRef. */
+  paymentIds?: string[];
 }

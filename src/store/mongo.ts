@@ -3,9 +3,12 @@ import type { Collections } from './collections.js';
 import { collections, ensureIndexes } from './collections.js';
 
 export interface Store {
-  client: MongoClient;
-  db: Db;
-  c: Collections;
+  readonly client: MongoClient;
+  readonly db: Db;
+  /** Stable across replaceClient: each collection forwards to the current client's. */
+  readonly c: Collections;
+  /** Swaps in a freshly connected client (see store-watchdog.ts) and closes the old one. */
+  replaceClient(fresh: MongoClient): void;
   close(): Promise<void>;
 }
 
@@ -20,20 +23,25 @@ export interface StoreOptions {
   onRetry?: (err: unknown) => void;
 }
 
+/** A client with the product's options; `connect` is the caller's. */
+export function newStoreClient(uri: string, opts: Pick<StoreOptions, 'onCommand'> = {}): MongoClient {
+  const client = new MongoClient(uri, { maxPoolSize: 50, serverSelectionTimeoutMS: 5000, appName: 'credit-facilitator', monitorCommands: opts.onCommand !== undefined });
+  if (opts.onCommand) {
+    const count = opts.onCommand;
+    client.on('commandStarted', (e) => count(e.commandName));
+  }
+  return client;
+}
+
 export async function connectStore(uri: string, dbName: string, opts: StoreOptions = {}): Promise<Store> {
   const deadline = Date.now() + (opts.waitMs ?? 0);
   for (;;) {
-    const client = new MongoClient(uri, { maxPoolSize: 50, serverSelectionTimeoutMS: 5000, appName: 'credit-facilitator', monitorCommands: opts.onCommand !== undefined });
-    if (opts.onCommand) {
-      const count = opts.onCommand;
-      client.on('commandStarted', (e) => count(e.commandName));
-    }
+    const client = newStoreClient(uri, opts);
     try {
       await client.connect();
-      const db = client.db(dbName);
-      const c = collections(db);
-      await ensureIndexes(c);
-      return { client, db, c, close: () => client.close() };
+      const store = swappableStore(client, dbName);
+      await ensureIndexes(store.c);
+      return store;
     } catch (err) {
       await client.close().catch(() => undefined);
       if (Date.now() >= deadline) throw err;
@@ -41,6 +49,28 @@ export async function connectStore(uri: string, dbName: string, opts: StoreOptio
       await new Promise((r) => setTimeout(r, 1_000));
     }
   }
+}
+
+function swappableStore(first: MongoClient, dbName: string): Store {
+  let client = first;
+  let db = client.db(dbName);
+  const current = () => db;
+  return {
+    get client() {
+      return client;
+    },
+    get db() {
+      return db;
+    },
+    c: collections(current),
+    replaceClient(fresh: MongoClient) {
+      const old = client;
+      client = fresh;
+      db = fresh.db(dbName);
+      void old.close(true).catch(() => undefined);
+    },
+    close: () => client.close(),
+  };
 }
 
 export function isDuplicateKey(err: unknown): boolean {

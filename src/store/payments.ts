@@ -91,3 +91,8 @@ export async function recordBatchProjections(c: Collections, paymentIds: readonl
     );
   }
 }
+
+/** The projection of a voided payment; only the holder of its void claim writes it. */
+export async function markVoided(c: Collections, paymentId: string, voidedAt: Date): Promise<void> {
+  await c.payments.updateOne({ _id: paymentId }, { $set: { status: 'VOIDED', voidedAt, updatedAt: new Date() } });
+}

@@ -91,6 +91,10 @@ export async function claimForBatch(c: Collections, batchId: string, paymentIds:
   }
 }
 
+/** The claim a void takes in settlement_claims: the same unique insert a batch takes, so exactly one of them wins. */
+export const voidClaimId = (paymentId: string) => `void:${paymentId}`;
+export const isVoidClaim = (batchId: string) => batchId.startsWith('void:');
+
 export function findClaim(c: Collections, paymentId: string): Promise<SettlementClaimDoc | null> {
   return c.settlementClaims.findOne({ _id: paymentId });
 }

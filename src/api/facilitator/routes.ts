@@ -6,14 +6,36 @@ import { fieldIssues, isV1PaymentIntent } from '../../domain/envelope.js';
 import { ApiError } from '../../domain/errors.js';
 import { capturePayment } from '../../payments/capture.js';
 import { paymentStatus } from '../../payments/status.js';
+import { batchView } from '../../payments/batch-view.js';
+import { listPayments, type PaymentListQuery } from '../../payments/list-payments.js';
+import { voidPayment } from '../../payments/void-payment.js';
 import { verifyPayment } from '../../payments/verify.js';
 import { readJsonBody } from '../body.js';
 import type { AppDeps } from '../deps.js';
 import { merchantOf, requireMerchant } from '../merchant-auth.js';
 import { rateLimit } from '../rate-limit.js';
 import { phaseTimerOf, serverTiming } from '../../observability/phase-timer.js';
-import { CaptureBodySchema, IdempotencyKeySchema, VerifyBodySchema } from './schemas.js';
+import { CaptureBodySchema, IdempotencyKeySchema, PaymentListQuerySchema, VerifyBodySchema } from './schemas.js';
 import { supportedBody } from './supported.js';
+
+/** The list query as the service takes it; `gt` and `lte` become the equivalent millisecond bounds. */
+function listQuery(raw: unknown): PaymentListQuery {
+  const parsed = PaymentListQuerySchema.safeParse(raw);
+  if (!parsed.success) throw ApiError.invalidRequest(fieldIssues(parsed.error), 'The query is invalid; see fields.');
+  const q = parsed.data;
+  const plusMs = (iso: string) => new Date(new Date(iso).getTime() + 1).toISOString();
+  const from = [q['created[gte]'], q['created[gt]'] && plusMs(q['created[gt]'])].filter((x): x is string => !!x).sort().at(-1);
+  const before = [q['created[lt]'], q['created[lte]'] && plusMs(q['created[lte]'])].filter((x): x is string => !!x).sort()[0];
+  return {
+    limit: q.limit ?? 10,
+    ...(q.starting_after ? { startingAfter: q.starting_after } : {}),
+    ...(q.status ? { status: q.status } : {}),
+    ...(q.orderRef ? { orderRef: q.orderRef } : {}),
+    ...(q.batchId ? { batchId: q.batchId } : {}),
+    ...(from ? { createdFrom: from } : {}),
+    ...(before ? { createdBefore: before } : {}),
+  };
+}
 
 function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
   if (isV1PaymentIntent(body)) throw ApiError.voucherRequired();
@@ -84,6 +106,40 @@ export function facilitatorRouter(deps: AppDeps): Router {
         timer: phaseTimerOf(ctx),
         body: body.paymentRequirements ? body : { x402Version: body.x402Version, paymentPayload: body.paymentPayload },
       });
+      if (result.replayed) ctx.set('Idempotent-Replayed', 'true');
+      ctx.state.workflowId = result.receipt.paymentId;
+      ctx.body = result;
+    },
+  );
+
+  router.get(
+    '/payments',
+    requireMerchant(deps, PERMISSIONS.settleRead),
+    rateLimit(deps, 'verify', { perMinute: env.RATE_LIMIT_VERIFY_PER_MIN, burst: env.RATE_LIMIT_VERIFY_BURST }),
+    async (ctx) => {
+      ctx.body = await listPayments(deps, merchantOf(ctx).merchantId, listQuery(ctx.query));
+    },
+  );
+
+  router.get(
+    '/batches/:batchId',
+    requireMerchant(deps, PERMISSIONS.settleRead),
+    rateLimit(deps, 'verify', { perMinute: env.RATE_LIMIT_VERIFY_PER_MIN, burst: env.RATE_LIMIT_VERIFY_BURST }),
+    async (ctx) => {
+      ctx.body = await batchView(deps, merchantOf(ctx).merchantId, ctx.params.batchId ?? '');
+    },
+  );
+
+  router.post(
+    '/payments/:paymentId/void',
+    requireMerchant(deps, PERMISSIONS.settleCreate),
+    rateLimit(deps, 'capture', { perMinute: env.RATE_LIMIT_CAPTURE_PER_MIN, burst: env.RATE_LIMIT_CAPTURE_BURST }),
+    async (ctx) => {
+      const rawKey = ctx.get('idempotency-key');
+      if (!rawKey) throw ApiError.idempotencyKeyRequired();
+      const key = IdempotencyKeySchema.safeParse(rawKey);
+      if (!key.success) throw ApiError.idempotencyKeyInvalid();
+      const result = await voidPayment(deps, { merchantId: merchantOf(ctx).merchantId, paymentId: ctx.params.paymentId ?? '', idempotencyKey: key.data.toLowerCase() });
       if (result.replayed) ctx.set('Idempotent-Replayed', 'true');
       ctx.state.workflowId = result.receipt.paymentId;
       ctx.body = result;

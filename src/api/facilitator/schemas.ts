@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { PaymentRequirementsSchema } from '../../domain/envelope.js';
+import { PAYMENT_STATUSES, type PaymentStatus } from '../../domain/payment.js';
 
 /** The request's outer shape; the credit envelope inside is judged by the domain rules. */
 export const VerifyBodySchema = z.object({
@@ -15,3 +16,24 @@ export const CaptureBodySchema = z.object({
 });
 
 export const IdempotencyKeySchema = z.uuid({ version: 'v4' });
+
+const IsoInstant = z.iso.datetime({ offset: true }).transform((s) => new Date(s).toISOString());
+
+/**
+ * GET /facilitator/payments: Stripe's list parameters. `created[gte]` / `created[lt]` (and `gt`,
+ * `lte`) bound the capture time; every other query parameter is refused, so a typo is not
+ * silently ignored.
+ */
+export const PaymentListQuerySchema = z
+  .strictObject({
+    limit: z.coerce.number().int().min(1).max(100).optional(),
+    starting_after: z.string().max(64).optional(),
+    status: z.enum(PAYMENT_STATUSES as [PaymentStatus, ...PaymentStatus[]]).optional(),
+    orderRef: z.string().min(1).max(256).optional(),
+    batchId: z.string().max(64).optional(),
+    'created[gte]': IsoInstant.optional(),
+    'created[gt]': IsoInstant.optional(),
+    'created[lte]': IsoInstant.optional(),
+    'created[lt]': IsoInstant.optional(),
+  })
+  .refine((q) => !(q.orderRef && q.batchId), { message: 'filter by orderRef or by batchId, not both', path: ['batchId'] });

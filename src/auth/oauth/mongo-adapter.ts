@@ -40,19 +40,21 @@ function ensureIndexes(db: Db, col: Collection<OAuthStateDoc>): Promise<unknown>
 }
 
 class MongoAdapter implements Adapter {
-  private readonly col: Collection<OAuthStateDoc>;
   private lastSweep = 0;
 
   constructor(
-    private readonly db: Db,
-    model: string,
+    /** The store's current Db: it changes when a wedged client is replaced (store-watchdog.ts). */
+    private readonly db: () => Db,
+    private readonly model: string,
     private readonly nowMs: () => number,
-  ) {
-    this.col = db.collection<OAuthStateDoc>(collectionName(model));
+  ) {}
+
+  private get col(): Collection<OAuthStateDoc> {
+    return this.db().collection<OAuthStateDoc>(collectionName(this.model));
   }
 
   async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
-    await ensureIndexes(this.db, this.col);
+    await ensureIndexes(this.db(), this.col);
     const now = this.nowMs();
     const doc: Omit<OAuthStateDoc, '_id'> = {
       payload: JSON.stringify(payload),
@@ -113,6 +115,6 @@ class MongoAdapter implements Adapter {
 }
 
 /** The `adapter` option for oidc-provider: a factory oidc-provider calls once per model name. */
-export function mongoAdapterFactory(db: Db, nowMs: () => number): (model: string) => Adapter {
+export function mongoAdapterFactory(db: () => Db, nowMs: () => number): (model: string) => Adapter {
   return (model) => new MongoAdapter(db, model, nowMs);
 }

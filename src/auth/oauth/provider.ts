@@ -37,7 +37,7 @@ export function createOAuthProvider(deps: AppDeps): Provider {
   });
 
   const provider = new Provider(oauthIssuer(env), {
-    adapter: mongoAdapterFactory(deps.store.db, deps.nowMs),
+    adapter: mongoAdapterFactory(() => deps.store.db, deps.nowMs),
     jwks: deps.oauthKeys.privateJwks,
     cookies: { keys: deps.oauthKeys.cookieKeys, long: cookieOptions, short: cookieOptions },
 

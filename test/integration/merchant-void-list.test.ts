@@ -1,0 +1,154 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { uuidToBytes32 } from '../../src/domain/ids.js';
+import { settledEventsFor } from '../helpers/ledger.js';
+import { call, capture, newBorrower, newMerchant, newVoucher, pollUntil, UNTHROTTLED, type TestBorrower, type TestMerchant, type World } from '../helpers/world.js';
+import { useIsolatedStack } from '../support/isolated-stack.js';
+
+// One shard whose batches close only when full (4 payments): a payment captured alone stays
+// unclaimed for as long as the test needs, so a void before the batch is not a matter of timing.
+const BATCH = 4;
+
+async function captureOne(w: World, m: TestMerchant, b: TestBorrower, amount: string, orderRef: string) {
+  const v = await newVoucher(w, m, b, amount, { orderRef });
+  const res = await capture(w, m, v.captureBody, v.idempotencyKey);
+  assert.equal(res.status, 200, JSON.stringify(res.json));
+  return { paymentId: res.json.receipt.paymentId as string, body: v.captureBody, key: v.idempotencyKey, spendIntentId: v.prepared.voucher.spendIntentId };
+}
+
+const voidIt = (w: World, m: TestMerchant, paymentId: string, key = randomUUID()) =>
+  call(w, 'POST', `/facilitator/payments/${paymentId}/void`, { token: m.apiKey, idempotencyKey: key });
+
+describe('merchant: void before settlement, list and batch views', function () {
+  this.timeout(300_000);
+  const env = useIsolatedStack({ env: { BATCH_MAX_WAIT_MS: '600000', BATCH_MAX_PAYMENTS: String(BATCH), SETTLEMENT_SHARDS: '1' } });
+  let w: World;
+  let m: TestMerchant;
+  let b: TestBorrower;
+
+  before(async function () {
+    w = env().world;
+    [m, b] = await Promise.all([newMerchant(w, 'Void merchant', { rateLimits: UNTHROTTLED }), newBorrower(w)]);
+  });
+
+  it('voids an unclaimed payment: VOIDED, the hold released, its workflow ended, nothing settled; replays agree', async function () {
+    const before = await w.store.c.borrowers.findOne({ _id: b.borrowerId });
+    const p = await captureOne(w, m, b, '7000', 'cancelled-1');
+    const held = await w.store.c.borrowers.findOne({ _id: b.borrowerId });
+    assert.equal(held?.holds[p.spendIntentId], 7000);
+
+    const key = randomUUID();
+    const res = await voidIt(w, m, p.paymentId, key);
+    assert.equal(res.status, 200, JSON.stringify(res.json));
+    assert.equal(res.json.receipt.status, 'VOIDED');
+    assert.equal(res.json.replayed, false);
+    assert.ok(res.json.receipt.voidedAt);
+
+    const after = await w.store.c.borrowers.findOne({ _id: b.borrowerId });
+    assert.equal(after?.holds[p.spendIntentId], undefined, 'the hold is released at once');
+    assert.equal(after?.available, before?.available, 'the credit is available again');
+
+    const polled = await call(w, 'GET', `/facilitator/payments/${p.paymentId}`, { token: m.apiKey });
+    assert.equal(polled.json.status, 'VOIDED');
+    assert.equal(polled.json.voidedAt, res.json.receipt.voidedAt);
+    const again = await voidIt(w, m, p.paymentId, key);
+    assert.equal(again.status, 200);
+    assert.equal(again.json.replayed, true);
+    assert.equal(again.json.receipt.voidedAt, res.json.receipt.voidedAt);
+    const recaptured = await capture(w, m, p.body, p.key);
+    assert.equal(recaptured.status, 200, JSON.stringify(recaptured.json));
+    assert.equal(recaptured.json.receipt.status, 'VOIDED', 'a capture replay answers what a poll does');
+
+    const wf = await w.temporal.workflow.getHandle(p.paymentId).result();
+    assert.equal((wf as { status: string }).status, 'VOIDED');
+
+    // The shard keeps settling other payments; the voided one never reaches the chain.
+    const others = [];
+    for (let i = 0; i < BATCH; i++) others.push(await captureOne(w, m, b, '1000', `kept-${i}`));
+    for (const o of others) await pollUntil(w, m, o.paymentId, 'CONFIRMED');
+    assert.equal((await settledEventsFor(w, [p.paymentId])).length, 0);
+    const events = await settledEventsFor(w, others.map((o) => o.paymentId));
+    assert.deepEqual(new Set(events.map((e) => String(e.args.paymentId).toLowerCase())), new Set(others.map((o) => uuidToBytes32(o.paymentId).toLowerCase())));
+  });
+
+  it('answers 409 PAYMENT_ALREADY_CLAIMED once a batch holds the payment, and the payment still settles', async function () {
+    const batch = [];
+    for (let i = 0; i < BATCH; i++) batch.push(await captureOne(w, m, b, '1500', `claimed-${i}`));
+    const done = await pollUntil(w, m, batch[0]!.paymentId, 'CONFIRMED');
+    const res = await voidIt(w, m, batch[0]!.paymentId);
+    assert.equal(res.status, 409, JSON.stringify(res.json));
+    assert.equal(res.json.error.code, 'PAYMENT_ALREADY_CLAIMED');
+    assert.equal(res.json.error.batchId, done.batchId);
+    assert.equal((await settledEventsFor(w, [batch[0]!.paymentId])).length, 1);
+  });
+
+  it('refuses what is not the merchant\'s, a reused key, and a request without a key', async function () {
+    const p = await captureOne(w, m, b, '1100', 'other-checks');
+    const stranger = await newMerchant(w, 'Stranger');
+    assert.equal((await voidIt(w, stranger, p.paymentId)).status, 404);
+    assert.equal((await voidIt(w, m, randomUUID())).status, 404);
+    assert.equal((await voidIt(w, m, 'not-an-id')).status, 404);
+    const noKey = await call(w, 'POST', `/facilitator/payments/${p.paymentId}/void`, { token: m.apiKey });
+    assert.equal(noKey.json.error.code, 'IDEMPOTENCY_KEY_REQUIRED');
+    const key = randomUUID();
+    assert.equal((await voidIt(w, m, p.paymentId, key)).status, 200);
+    const q = await captureOne(w, m, b, '1200', 'other-checks-2');
+    const reused = await voidIt(w, m, q.paymentId, key);
+    assert.equal(reused.status, 409);
+    assert.equal(reused.json.error.code, 'IDEMPOTENCY_KEY_CONFLICT');
+    assert.equal((await voidIt(w, m, q.paymentId)).status, 200, 'the conflict left the payment voidable');
+  });
+
+  it('lists every payment newest first across pages, with status, orderRef, batch and time filters', async function () {
+    const all: string[] = [];
+    let after: string | undefined;
+    for (let pages = 0; pages < 50; pages++) {
+      const res = await call(w, 'GET', `/facilitator/payments?limit=3${after ? `&starting_after=${after}` : ''}`, { token: m.apiKey });
+      assert.equal(res.status, 200, JSON.stringify(res.json));
+      assert.equal(res.json.object, 'list');
+      all.push(...res.json.data.map((r: { paymentId: string }) => r.paymentId));
+      if (!res.json.has_more) break;
+      after = res.json.data.at(-1).paymentId;
+    }
+    const mine = await w.store.c.payments.find({ merchantId: m.merchantId }).toArray();
+    const expected = mine.sort((x, y) => y.capturedAt.getTime() - x.capturedAt.getTime() || (y._id < x._id ? -1 : 1)).map((d) => d._id);
+    assert.deepEqual(all, expected, 'every payment once, newest first');
+
+    const voided = await call(w, 'GET', '/facilitator/payments?status=VOIDED&limit=100', { token: m.apiKey });
+    assert.equal(voided.json.data.length, 3);
+    assert.ok(voided.json.data.every((r: { status: string; voidedAt?: string }) => r.status === 'VOIDED' && r.voidedAt));
+    const byOrder = await call(w, 'GET', '/facilitator/payments?orderRef=cancelled-1', { token: m.apiKey });
+    assert.deepEqual(byOrder.json.data.map((r: { orderRef: string; status: string }) => [r.orderRef, r.status]), [['cancelled-1', 'VOIDED']]);
+
+    const confirmed = (await call(w, 'GET', '/facilitator/payments?status=CONFIRMED&limit=1', { token: m.apiKey })).json.data[0];
+    const inBatch = await call(w, 'GET', `/facilitator/payments?batchId=${confirmed.batchId}&limit=100`, { token: m.apiKey });
+    assert.equal(inBatch.json.data.length, BATCH);
+    assert.ok(inBatch.json.data.every((r: { batchId: string; transaction: string }) => r.batchId === confirmed.batchId && r.transaction === confirmed.transaction));
+    const view = await call(w, 'GET', `/facilitator/batches/${confirmed.batchId}`, { token: m.apiKey });
+    assert.equal(view.status, 200, JSON.stringify(view.json));
+    assert.equal(view.json.status, 'CONFIRMED');
+    assert.equal(view.json.transaction, confirmed.transaction);
+    assert.equal(view.json.count, BATCH);
+    assert.equal(view.json.amount, view.json.payments.reduce((s: bigint, r: { amount: string }) => s + BigInt(r.amount), 0n).toString());
+
+    const newest = new Date(mine[0]!.capturedAt);
+    const since = await call(w, 'GET', `/facilitator/payments?created[gte]=${newest.toISOString()}`, { token: m.apiKey });
+    assert.deepEqual(since.json.data.map((r: { paymentId: string }) => r.paymentId), [expected[0]]);
+    const until = await call(w, 'GET', `/facilitator/payments?created[lt]=${newest.toISOString()}&limit=100`, { token: m.apiKey });
+    assert.deepEqual(until.json.data.map((r: { paymentId: string }) => r.paymentId), expected.slice(1));
+  });
+
+  it('keeps other merchants\' payments and batches out, and refuses a bad query with the one error shape', async function () {
+    const stranger = await newMerchant(w, 'Stranger 2');
+    const list = await call(w, 'GET', '/facilitator/payments', { token: stranger.apiKey });
+    assert.deepEqual(list.json.data, []);
+    const anyBatch = (await call(w, 'GET', '/facilitator/payments?status=CONFIRMED&limit=1', { token: m.apiKey })).json.data[0].batchId;
+    assert.equal((await call(w, 'GET', `/facilitator/batches/${anyBatch}`, { token: stranger.apiKey })).status, 404);
+    for (const q of ['limit=0', 'limit=101', 'status=DONE', 'created[gte]=yesterday', 'colour=red', `starting_after=${randomUUID()}`, 'orderRef=a&batchId=b']) {
+      const res = await call(w, 'GET', `/facilitator/payments?${q}`, { token: m.apiKey });
+      assert.equal(res.status, 400, `${q}: ${JSON.stringify(res.json)}`);
+      assert.equal(res.json.error.code, 'INVALID_REQUEST');
+      assert.ok(res.json.error.fields?.length);
+    }
+  });
+});
