@@ -19,7 +19,7 @@ function run(...events: PaymentEvent[]): PaymentState {
 describe('domain/payment', () => {
   it('starts QUEUED with no attempts', () => {
     assert.deepEqual(initialPaymentState(), { status: 'QUEUED', attempts: 0 });
-    assert.deepEqual([...TERMINAL_STATUSES].sort(), ['CONFIRMED', 'FAILED']);
+    assert.deepEqual([...TERMINAL_STATUSES].sort(), ['CONFIRMED', 'FAILED', 'VOIDED']);
     assert.equal(isTerminal('QUEUED'), false);
     assert.equal(isTerminal('FAILED'), true);
   });
