@@ -1,10 +1,13 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import { baseUrl, type Env } from '../config/env.js';
-import { CaptureBodySchema, VerifyBodySchema } from './facilitator/schemas.js';
+import { CaptureBodySchema, PaymentListQuerySchema, VerifyBodySchema } from './facilitator/schemas.js';
 import {
+  BatchViewSchema,
   CaptureResponseSchema,
   ErrorBodySchema,
+  PaymentListSchema,
+  VoidResponseSchema,
   HealthResponseSchema,
   ReceiptSchema,
   SupportedResponseSchema,
@@ -34,6 +37,23 @@ const bodyErrors = {
   '413': errorResponse('PAYLOAD_TOO_LARGE'),
   '415': errorResponse('UNSUPPORTED_MEDIA_TYPE: send application/json'),
 };
+
+/** The list route's query parameters, from the schema that validates them. */
+function listParameters() {
+  const shape = schemaOf(PaymentListQuerySchema, 'input') as { properties: Record<string, JsonSchema> };
+  const what: Record<string, string> = {
+    limit: '1 to 100, default 10',
+    starting_after: 'a paymentId from the previous page: the page after it',
+    status: 'only payments in this status',
+    orderRef: 'only payments for this order',
+    batchId: 'only payments settled in this batch',
+    'created[gte]': 'captured at or after (ISO 8601)',
+    'created[gt]': 'captured after (ISO 8601)',
+    'created[lte]': 'captured at or before (ISO 8601)',
+    'created[lt]': 'captured before (ISO 8601)',
+  };
+  return Object.entries(shape.properties).map(([name, schema]) => ({ name, in: 'query', required: false, description: what[name] ?? name, schema }));
+}
 
 /** The REST contract of the facilitator, generated from the zod schemas the routes validate with. */
 export function openApiDocument(env: Env) {
@@ -91,6 +111,47 @@ export function openApiDocument(env: Env) {
           },
         },
       },
+      '/facilitator/payments': {
+        get: {
+          operationId: 'listPayments',
+          summary: "The merchant's payments, newest first, a page at a time (permission x402:settle:read)",
+          parameters: listParameters(),
+          responses: {
+            '200': { description: 'One page', ...json('PaymentList') },
+            '400': errorResponse('INVALID_REQUEST (with fields): an unknown parameter, a bad value, or a starting_after that is not one of your payments'),
+            ...merchantErrors,
+          },
+        },
+      },
+      '/facilitator/payments/{paymentId}/void': {
+        post: {
+          operationId: 'voidPayment',
+          summary: 'Void a captured payment no settlement batch has claimed: it ends VOIDED and the credit hold is released (permission x402:settle:create)',
+          parameters: [
+            { name: 'paymentId', in: 'path', required: true, schema: { type: 'string' } },
+            { name: 'Idempotency-Key', in: 'header', required: true, description: 'UUID v4; reused for another payment is 409', schema: { type: 'string', format: 'uuid' } },
+          ],
+          responses: {
+            '200': { description: 'VOIDED (replayed: true when it already was)', ...json('VoidResponse') },
+            '400': errorResponse('IDEMPOTENCY_KEY_REQUIRED or IDEMPOTENCY_KEY_INVALID'),
+            '404': errorResponse('NOT_FOUND: no such payment of yours'),
+            '409': errorResponse('PAYMENT_ALREADY_CLAIMED (a batch holds it, with batchId: refund it once CONFIRMED), PAYMENT_NOT_VOIDABLE, or IDEMPOTENCY_KEY_CONFLICT'),
+            ...merchantErrors,
+          },
+        },
+      },
+      '/facilitator/batches/{batchId}': {
+        get: {
+          operationId: 'getBatch',
+          summary: "A settlement batch with the caller's payments in it (permission x402:settle:read); a batch without any is 404",
+          parameters: [{ name: 'batchId', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: {
+            '200': { description: 'The batch, its transaction and your payments in it', ...json('BatchView') },
+            '404': errorResponse('NOT_FOUND'),
+            ...merchantErrors,
+          },
+        },
+      },
       '/facilitator/payments/{paymentId}': {
         get: {
           operationId: 'getPayment',
@@ -114,6 +175,9 @@ export function openApiDocument(env: Env) {
         VerifyResponse: schemaOf(VerifyResponseSchema, 'output'),
         CaptureResponse: schemaOf(CaptureResponseSchema, 'output'),
         Receipt: schemaOf(ReceiptSchema, 'output'),
+        PaymentList: schemaOf(PaymentListSchema, 'output'),
+        VoidResponse: schemaOf(VoidResponseSchema, 'output'),
+        BatchView: schemaOf(BatchViewSchema, 'output'),
         Supported: schemaOf(SupportedResponseSchema, 'output'),
         Health: schemaOf(HealthResponseSchema, 'output'),
         Error: schemaOf(ErrorBodySchema, 'output'),

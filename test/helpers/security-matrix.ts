@@ -26,6 +26,9 @@ export const COLUMNS = {
   verify: '`POST …/facilitator/verify`',
   capture: '`POST …/facilitator/capture`',
   payment: '`GET …/facilitator/payments/{id}`',
+  list: '`GET …/facilitator/payments` (list)',
+  batch: '`GET …/facilitator/batches/{id}`',
+  void: '`POST …/facilitator/payments/{id}/void`',
   mcp: '`POST /mcp` (every tool)',
   metrics: '`GET /metrics` (`METRICS_TOKEN` set)',
 } as const;
@@ -44,32 +47,38 @@ const unauth: Outcome = { status: 401, code: 'UNAUTHENTICATED' };
 const invalidToken: Outcome = { status: 401, code: 'invalid_token' };
 
 /** Every credential that is not a borrower token is refused alike at /mcp and at /metrics. */
-function refusedOutsideRest(rest: Record<'verify' | 'capture' | 'payment', Outcome>): Record<Column, Outcome> {
+type RestColumn = Exclude<Column, 'mcp' | 'metrics'>;
+
+function refusedOutsideRest(rest: Record<RestColumn, Outcome>): Record<Column, Outcome> {
   return { ...rest, mcp: invalidToken, metrics: unauth };
 }
 
+/** The same answer on every REST column. */
+function allRest(o: Outcome): Record<RestColumn, Outcome> {
+  return { verify: o, capture: o, payment: o, list: o, batch: o, void: o };
+}
+
 export const MATRIX: Record<Credential, Record<Column, Outcome>> = {
-  none: { verify: unauth, capture: unauth, payment: unauth, mcp: unauth, metrics: unauth },
-  malformed: refusedOutsideRest({ verify: unauth, capture: unauth, payment: unauth }),
-  revokedKey: refusedOutsideRest({ verify: unauth, capture: unauth, payment: unauth }),
+  none: { ...allRest(unauth), mcp: unauth, metrics: unauth },
+  malformed: refusedOutsideRest(allRest(unauth)),
+  revokedKey: refusedOutsideRest(allRest(unauth)),
   otherMerchantKey: refusedOutsideRest({
     verify: { status: 200, invalidReason: 'recipient_mismatch' },
     capture: { status: 422, code: 'PAYMENT_REJECTED', invalidReason: 'recipient_mismatch' },
     payment: { status: 404, code: 'NOT_FOUND' },
+    list: ok, // its own (empty) list, never A's payments
+    batch: { status: 404, code: 'NOT_FOUND' },
+    void: { status: 404, code: 'NOT_FOUND' },
   }),
-  jwtNoPermission: refusedOutsideRest({
-    verify: { status: 403, code: 'FORBIDDEN' },
-    capture: { status: 403, code: 'FORBIDDEN' },
-    payment: { status: 403, code: 'FORBIDDEN' },
-  }),
-  jwtNoStepUp: refusedOutsideRest({ verify: ok, capture: { status: 403, code: 'STEP_UP_REQUIRED' }, payment: ok }),
-  borrowerToken: { verify: unauth, capture: unauth, payment: unauth, mcp: ok, metrics: unauth },
-  borrowerNoScope: { verify: unauth, capture: unauth, payment: unauth, mcp: { status: 403, code: 'insufficient_scope' }, metrics: unauth },
-  expired: refusedOutsideRest({ verify: unauth, capture: unauth, payment: unauth }),
-  wrongAudience: refusedOutsideRest({ verify: unauth, capture: unauth, payment: unauth }),
-  merchantKey: refusedOutsideRest({ verify: ok, capture: ok, payment: ok }),
-  merchantJwt: refusedOutsideRest({ verify: ok, capture: ok, payment: ok }),
-  metricsToken: { verify: unauth, capture: unauth, payment: unauth, mcp: invalidToken, metrics: ok },
+  jwtNoPermission: refusedOutsideRest(allRest({ status: 403, code: 'FORBIDDEN' })),
+  jwtNoStepUp: refusedOutsideRest({ verify: ok, capture: { status: 403, code: 'STEP_UP_REQUIRED' }, payment: ok, list: ok, batch: ok, void: { status: 403, code: 'STEP_UP_REQUIRED' } }),
+  borrowerToken: { ...allRest(unauth), mcp: ok, metrics: unauth },
+  borrowerNoScope: { ...allRest(unauth), mcp: { status: 403, code: 'insufficient_scope' }, metrics: unauth },
+  expired: refusedOutsideRest(allRest(unauth)),
+  wrongAudience: refusedOutsideRest(allRest(unauth)),
+  merchantKey: refusedOutsideRest(allRest(ok)),
+  merchantJwt: refusedOutsideRest(allRest(ok)),
+  metricsToken: { ...allRest(unauth), mcp: invalidToken, metrics: ok },
 };
 
 /** The mounted routes behind each column (`METHOD path` as the routers declare them). */
@@ -77,6 +86,9 @@ export const COLUMN_ROUTES: Record<Column, string[]> = {
   verify: ['POST /api/v1/facilitator/verify'],
   capture: ['POST /api/v1/facilitator/capture'],
   payment: ['GET /api/v1/facilitator/payments/:paymentId'],
+  list: ['GET /api/v1/facilitator/payments'],
+  batch: ['GET /api/v1/facilitator/batches/:batchId'],
+  void: ['POST /api/v1/facilitator/payments/:paymentId/void'],
   mcp: ['ANY /mcp'],
   metrics: ['GET /metrics'],
 };

@@ -76,5 +76,14 @@ describe('OpenAPI 3.1 document and the real responses', function () {
     check('/facilitator/capture', 'post', await capture(w, m, { x402Version: 2 }));
     check('/facilitator/capture', 'post', await call(w, 'POST', '/facilitator/capture', { body: v.captureBody, idempotencyKey: randomUUID() }));
     check('/facilitator/payments/{paymentId}', 'get', await call(w, 'GET', `/facilitator/payments/${randomUUID()}`, { token: m.apiKey }));
+
+    check('/facilitator/payments', 'get', await call(w, 'GET', '/facilitator/payments?limit=2', { token: m.apiKey }));
+    check('/facilitator/payments', 'get', await call(w, 'GET', '/facilitator/payments?limit=0', { token: m.apiKey }));
+    check('/facilitator/batches/{batchId}', 'get', await call(w, 'GET', `/facilitator/batches/${done.batchId}`, { token: m.apiKey }));
+    check('/facilitator/batches/{batchId}', 'get', await call(w, 'GET', `/facilitator/batches/${randomUUID()}`, { token: m.apiKey }));
+    const voidPath = (id: string) => `/facilitator/payments/${id}/void`;
+    check('/facilitator/payments/{paymentId}/void', 'post', await call(w, 'POST', voidPath(first.json.receipt.paymentId), { token: m.apiKey, idempotencyKey: randomUUID() }));
+    check('/facilitator/payments/{paymentId}/void', 'post', await call(w, 'POST', voidPath(randomUUID()), { token: m.apiKey, idempotencyKey: randomUUID() }));
+    check('/facilitator/payments/{paymentId}/void', 'post', await call(w, 'POST', voidPath(randomUUID()), { token: m.apiKey }));
   });
 });

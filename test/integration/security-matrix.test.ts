@@ -15,7 +15,7 @@ import { startExtraApi, type ExtraApi } from '../helpers/extra-api.js';
 import { mintMerchantJwt } from '../helpers/merchant-jwt.js';
 import { API_ROUTER_MODULES, mountedRoutes, routerModulesInSource } from '../helpers/mounted-routes.js';
 import { COLUMN_ROUTES, CREDENTIALS, FIXED_ROUTES, MATRIX, renderSecurityMatrix, type Column, type Credential, type Outcome } from '../helpers/security-matrix.js';
-import { capture, newBorrower, newMerchant, newVoucher, UNTHROTTLED, world, type TestBorrower, type TestMerchant, type TestVoucher, type World } from '../helpers/world.js';
+import { capture, newBorrower, newMerchant, newVoucher, pollUntil, UNTHROTTLED, world, type TestBorrower, type TestMerchant, type TestVoucher, type World } from '../helpers/world.js';
 import { readJsonResponse, type JsonResponse } from '../support/http.js';
 
 const CREDENTIAL_NAMES = Object.keys(CREDENTIALS) as Credential[];
@@ -106,8 +106,8 @@ describe('security matrix: every credential against every route and tool', funct
       case 'otherMerchantKey':
         return [bearer(other.apiKey)];
       case 'jwtNoPermission':
-        if (column === 'capture') return [bearer(tokens.jwtReadOnly!)];
-        if (column === 'verify' || column === 'payment') return [bearer(tokens.jwtCreateOnly!)];
+        if (column === 'capture' || column === 'void') return [bearer(tokens.jwtReadOnly!)];
+        if (column === 'verify' || column === 'payment' || column === 'list' || column === 'batch') return [bearer(tokens.jwtCreateOnly!)];
         return [bearer(tokens.jwtReadOnly!), bearer(tokens.jwtCreateOnly!)];
       case 'jwtNoStepUp':
         return [bearer(tokens.jwtNoMfa!), bearer(tokens.jwtStaleMfa!)];
@@ -174,6 +174,36 @@ describe('security matrix: every credential against every route and tool', funct
         if (want.status === 403 && want.code === 'FORBIDDEN') assert.equal(r.json.error.requiredPermission, PERMISSIONS.settleRead);
       }
     }
+
+    const settled = await pollUntil(w, a, paymentId, 'CONFIRMED');
+    for (const cred of CREDENTIAL_NAMES) {
+      for (const auth of authorizations(cred, 'list')) {
+        const want = MATRIX[cred].list;
+        const r = await send(`${w.baseUrl}/facilitator/payments?limit=100`, 'GET', auth);
+        assertRest(r, want, `list with ${cred} (${auth?.slice(0, 24)})`);
+        if (want.status === 200) {
+          const ids = (r.json.data as { paymentId: string; merchantId: string }[]).map((p) => p.paymentId);
+          assert.equal(ids.includes(paymentId), cred !== 'otherMerchantKey', `list with ${cred}: only the caller's own payments`);
+        }
+        if (want.status === 403 && want.code === 'FORBIDDEN') assert.equal(r.json.error.requiredPermission, PERMISSIONS.settleRead);
+      }
+      for (const auth of authorizations(cred, 'batch')) {
+        const want = MATRIX[cred].batch;
+        const r = await send(`${w.baseUrl}/facilitator/batches/${settled.batchId}`, 'GET', auth);
+        assertRest(r, want, `batch view with ${cred} (${auth?.slice(0, 24)})`);
+        if (want.status === 200) assert.ok((r.json.payments as { paymentId: string }[]).some((p) => p.paymentId === paymentId));
+      }
+      for (const auth of authorizations(cred, 'void')) {
+        const want = MATRIX[cred].void;
+        // An admitted void gets a payment of its own (a batch may claim it first: 409 PAYMENT_ALREADY_CLAIMED is admitted too); every refusal aims at A's settled payment.
+        const victim = want.status === 200 ? (await capture(w, a, (await newVoucher(w, a, b, '1234')).captureBody)).json.receipt.paymentId : paymentId;
+        const r = await send(`${w.baseUrl}/facilitator/payments/${victim}/void`, 'POST', auth, undefined, { 'idempotency-key': randomUUID() });
+        if (want.status === 200 && r.status === 409) assert.equal(r.json.error.code, 'PAYMENT_ALREADY_CLAIMED', describeAnswer(r));
+        else assertRest(r, want, `void with ${cred} (${auth?.slice(0, 24)})`);
+        if (want.status === 403 && want.code === 'FORBIDDEN') assert.equal(r.json.error.requiredPermission, PERMISSIONS.settleCreate);
+      }
+    }
+    assert.equal((await pollUntil(w, a, paymentId, 'CONFIRMED')).transaction, settled.transaction, 'the refused voids left the payment alone');
 
     // Nothing the refusals touched moved: no payment, no bound key, the spend intent still reserved.
     const voucher = target.prepared.voucher;

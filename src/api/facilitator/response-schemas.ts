@@ -25,11 +25,35 @@ export const ReceiptSchema = z.object({
   blockNumber: z.string().optional(),
   confirmedAt: IsoTime.optional(),
   failureReason: z.string().optional(),
+  voidedAt: IsoTime.optional().describe('When the merchant voided it (status VOIDED)'),
 });
 
 export const CaptureResponseSchema = z.object({
   receipt: ReceiptSchema,
   replayed: z.boolean().describe('true when this replays the first receipt for the same Idempotency-Key and body'),
+});
+
+export const VoidResponseSchema = z.object({
+  receipt: ReceiptSchema,
+  replayed: z.boolean().describe('true when the payment was already VOIDED (by this or another request)'),
+});
+
+export const PaymentListSchema = z.object({
+  object: z.literal('list'),
+  data: z.array(ReceiptSchema).describe('Newest first (capture time, then paymentId)'),
+  has_more: z.boolean().describe('true when another page follows: pass the last paymentId as starting_after'),
+});
+
+export const BatchViewSchema = z.object({
+  batchId: z.string(),
+  status: z.enum(['SUBMITTED', 'CONFIRMED', 'FAILED', 'RETRYING']),
+  transaction: z.string().optional(),
+  blockNumber: z.string().optional(),
+  confirmedAt: IsoTime.optional(),
+  failureReason: z.string().optional(),
+  payments: z.array(ReceiptSchema).describe("The caller's payments in the batch (never another merchant's)"),
+  count: z.number().int(),
+  amount: BaseUnits.describe("Sum of the caller's payments in the batch"),
 });
 
 export const VerifyResponseSchema = z.object({
