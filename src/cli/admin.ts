@@ -6,6 +6,7 @@ import { chainDeploy } from './chain-commands.js';
 import { createMerchant, jwtIssue, keyIssue, keyList, keyRevoke, keyRotate, merchantLimits, merchantList } from './merchant-commands.js';
 import { print, UsageError } from './output.js';
 import { stackBackup, stackRestore } from './stack-commands.js';
+import { paymentsExport, paymentsReconcile } from './payment-commands.js';
 
 type Flags = Record<string, string | boolean | undefined>;
 interface Command {
@@ -91,6 +92,25 @@ const COMMANDS: Record<string, Command> = {
       }),
     note: 'Put these lines in .env (or the environment of the API and worker).',
   },
+  'payments export': {
+    usage: 'payments export --merchant <merchantId> --from <ISO time> [--to <ISO time>] [--format csv|json] [--out <file>]',
+    summary: "Write a merchant's payments settled in a period (by block time) as CSV or JSON, with batch, transaction and block.",
+    options: { merchant: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, format: { type: 'string' }, out: { type: 'string' } },
+    run: (ctx, f) => paymentsExport(ctx, Object.fromEntries((['merchant', 'from', 'to', 'format', 'out'] as const).filter((k) => s(f, k)).map((k) => [k, s(f, k)]))),
+  },
+  'payments reconcile': {
+    usage: 'payments reconcile --merchant <merchantId> --from <ISO time> [--to <ISO time>] [--rpc-url <url>]',
+    summary: "Compare a merchant's CONFIRMED payments in the store with the chain's PaymentSettled events for a period; lists every difference (exit code 1 when any).",
+    options: { merchant: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, 'rpc-url': { type: 'string' } },
+    run: async (ctx, f) => {
+      const report = await paymentsReconcile(ctx, {
+        ...Object.fromEntries((['merchant', 'from', 'to'] as const).filter((k) => s(f, k)).map((k) => [k, s(f, k)])),
+        ...(s(f, 'rpc-url') ? { rpcUrl: s(f, 'rpc-url') } : {}),
+      });
+      if (report.differences.length > 0) process.exitCode = 1;
+      return report;
+    },
+  },
   'stack backup': {
     usage: 'stack backup --to <new directory> [--rpc-url <anvil url>]',
     summary: "Copy the embedded stack's data (Temporal, the store, the chain state, deployment and dev keys) while it runs.",
@@ -159,7 +179,7 @@ async function main(argv: string[]): Promise<number> {
   } finally {
     await ctx.store.close();
   }
-  return 0;
+  return typeof process.exitCode === 'number' ? process.exitCode : 0;
 }
 
 main(process.argv.slice(2)).then(

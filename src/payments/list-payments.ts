@@ -1,4 +1,3 @@
-import type { AppDeps } from '../api/deps.js';
 import { ApiError } from '../domain/errors.js';
 import { isUuid } from '../domain/ids.js';
 import { dayKey, isAfter, minuteKey, newestFirst, type LedgerLine } from '../domain/payment-ledger.js';
@@ -6,7 +5,7 @@ import { paymentStateInBatch, type PaymentStatus, type Receipt } from '../domain
 import { ledgerDays, ledgerMinutes, ledgerPage, paymentIdsOfOrder } from '../store/payment-ledger.js';
 import { findPayment } from '../store/payments.js';
 import { allQueues, findBatch, readQueues } from '../store/settlement-queue.js';
-import { acceptedReceipt } from './status.js';
+import { acceptedReceipt, type StatusDeps } from './status.js';
 
 export interface PaymentListQuery {
   limit: number;
@@ -33,7 +32,7 @@ type Position = { capturedAt: string; paymentId: string };
  * _id only: see src/domain/payment-ledger.ts); payments still moving come from the settlement
  * queues, which hold only those. A filter by orderRef or batchId starts from its own index.
  */
-export async function listPayments(deps: AppDeps, merchantId: string, q: PaymentListQuery): Promise<PaymentList> {
+export async function listPayments(deps: StatusDeps, merchantId: string, q: PaymentListQuery): Promise<PaymentList> {
   const cursor = q.startingAfter ? await positionOf(deps, merchantId, q.startingAfter) : undefined;
   const keep = (r: Receipt) =>
     (!q.status || r.status === q.status) &&
@@ -71,7 +70,7 @@ function page(receipts: Receipt[], keep: (r: Receipt) => boolean, limit: number)
   return { object: 'list', data: all.slice(0, limit), has_more: all.length > limit };
 }
 
-async function positionOf(deps: AppDeps, merchantId: string, paymentId: string): Promise<Position> {
+async function positionOf(deps: StatusDeps, merchantId: string, paymentId: string): Promise<Position> {
   const doc = isUuid(paymentId) ? await findPayment(deps.store.c, paymentId.toLowerCase()) : null;
   if (!doc || doc.merchantId !== merchantId) {
     throw ApiError.invalidRequest([{ path: 'starting_after', message: 'no payment of yours has this id' }]);
@@ -79,7 +78,7 @@ async function positionOf(deps: AppDeps, merchantId: string, paymentId: string):
   return { capturedAt: doc.capturedAt.toISOString(), paymentId: doc._id };
 }
 
-async function idsFor(deps: AppDeps, merchantId: string, q: PaymentListQuery): Promise<string[]> {
+async function idsFor(deps: StatusDeps, merchantId: string, q: PaymentListQuery): Promise<string[]> {
   const c = deps.store.c;
   if (q.batchId) {
     const batch = isUuid(q.batchId) ? await findBatch(c, q.batchId.toLowerCase()) : null;
@@ -90,23 +89,23 @@ async function idsFor(deps: AppDeps, merchantId: string, q: PaymentListQuery): P
 }
 
 /** Each id's receipt as a poll would answer it; ids of other merchants, and captures not accepted, are left out. */
-export async function receiptsByIds(deps: AppDeps, merchantId: string, ids: readonly string[]): Promise<Receipt[]> {
+export async function receiptsByIds(deps: StatusDeps, merchantId: string, ids: readonly string[]): Promise<Receipt[]> {
   const docs = await Promise.all(ids.map((id) => findPayment(deps.store.c, id)));
   const receipts = await Promise.all(docs.map((d) => (d && d.merchantId === merchantId ? acceptedReceipt(deps, d) : null)));
   return receipts.filter((r): r is Receipt => r !== null);
 }
 
-async function pendingEntries(deps: AppDeps, merchantId: string) {
+async function pendingEntries(deps: StatusDeps, merchantId: string) {
   const queued = await readQueues(deps.store.c, await allQueues(deps.store.db));
   return queued.filter((e) => e.merchantId === merchantId);
 }
 
-async function pendingReceipts(deps: AppDeps, merchantId: string): Promise<Receipt[]> {
+async function pendingReceipts(deps: StatusDeps, merchantId: string): Promise<Receipt[]> {
   return receiptsByIds(deps, merchantId, (await pendingEntries(deps, merchantId)).map((e) => e._id));
 }
 
 /** A finished line as a receipt; the batch supplies the transaction, block and times. */
-async function receiptOfLine(deps: AppDeps, merchantId: string, l: LedgerLine): Promise<Receipt> {
+async function receiptOfLine(deps: StatusDeps, merchantId: string, l: LedgerLine): Promise<Receipt> {
   const r: Receipt = {
     paymentId: l.paymentId,
     status: l.status,

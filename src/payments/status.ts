@@ -11,6 +11,9 @@ import { toReceipt } from './receipt.js';
 
 const fallbackCache = new PaymentStatusCache();
 
+/** What answering a status needs: the API's deps, or an operator CLI's. */
+export type StatusDeps = Pick<AppDeps, 'store' | 'env' | 'nowMs' | 'statusCache'>;
+
 /**
  * Answers a status poll from the state the workflows record, without a worker round trip: a
  * payment waits QUEUED until its settlement shard claims it for a batch; from then on its state is
@@ -37,7 +40,7 @@ export async function paymentStatus(deps: AppDeps, merchantId: string, paymentId
  * What a poll answers for this payment, or null while its capture is still being checked. A
  * replayed capture answers the same, so a retry never reports an older state than a poll did.
  */
-export async function acceptedReceipt(deps: AppDeps, doc: PaymentDoc): Promise<Receipt | null> {
+export async function acceptedReceipt(deps: StatusDeps, doc: PaymentDoc): Promise<Receipt | null> {
   const cache = deps.statusCache ?? fallbackCache;
   const id = doc._id;
   if (doc.status === 'CONFIRMED' || doc.status === 'FAILED' || doc.status === 'VOIDED') {
@@ -58,7 +61,7 @@ export async function acceptedReceipt(deps: AppDeps, doc: PaymentDoc): Promise<R
 /** Past this age a payment the shards' announcements do not name is looked up by its claim (an older shard, a missed announcement). */
 const CLAIM_LOOKUP_AFTER_MS = 30_000;
 
-async function receiptFromBatch(deps: AppDeps, cache: PaymentStatusCache, doc: PaymentDoc): Promise<Receipt> {
+async function receiptFromBatch(deps: StatusDeps, cache: PaymentStatusCache, doc: PaymentDoc): Promise<Receipt> {
   const c = deps.store.c;
   const now = deps.nowMs();
   let batchId = await cache.batchOf(c, deps.env.SETTLEMENT_SHARDS, doc._id, now);

@@ -81,6 +81,8 @@ const RestErrorBody = z.strictObject({
     payer: z.string().optional(),
     requiredPermission: z.string().optional(),
     limitBytes: z.number().int().optional(),
+    batchId: z.string().optional(),
+    paymentStatus: z.string().optional(),
   }),
 });
 export type RestErrorBody = z.infer<typeof RestErrorBody>;

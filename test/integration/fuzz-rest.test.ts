@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
-import { CaptureResponseSchema, ReceiptSchema, VerifyResponseSchema } from '../../src/api/facilitator/response-schemas.js';
+import { BatchViewSchema, CaptureResponseSchema, PaymentListSchema, ReceiptSchema, VerifyResponseSchema, VoidResponseSchema } from '../../src/api/facilitator/response-schemas.js';
 import { isUuidV4 } from '../../src/domain/ids.js';
 import { checkRestAnswer, send, Tally, type RawRequest } from '../helpers/fuzz-checks.js';
 import { assertConsistent, assertOnlyExpected, assertPaymentsComplete, Expected, snapshot, type FuzzScope } from '../helpers/fuzz-state.js';
@@ -135,6 +135,13 @@ describe('fuzz: the facilitator REST edges on the real stack', function () {
     await fuzzCases(arb, async (c) => {
       const req = request(w, c.path, c);
       const a = await send(req);
+      // A segment like '.' or '' makes the path the list route's.
+      if (new URL(req.url).pathname.replace(/\/+$/, '') === new URL(`${w.baseUrl}/facilitator/payments`).pathname) {
+        const { code, json } = checkRestAnswer(req, a, PaymentListSchema);
+        if (!code) for (const r of (json as { data: { merchantId: string }[] }).data) assert.equal(r.merchantId, ownerOf(c.auth));
+        tally.add(code ? `${a.status}:${code}` : '200:list');
+        return;
+      }
       const { code, json } = checkRestAnswer(req, a, ReceiptSchema);
       if (!code) {
         const receipt = json as { paymentId: string; merchantId: string };
@@ -145,6 +152,39 @@ describe('fuzz: the facilitator REST edges on the real stack', function () {
     });
     console.log(`      poll outcomes: ${tally}`);
     tally.assertReached(['200:own', '404:NOT_FOUND', '401:UNAUTHENTICATED', '405:METHOD_NOT_ALLOWED']);
+    await assertOnlyExpected(w, scope, before, new Expected());
+  });
+
+  it(`GET /facilitator/payments, GET …/batches/{id} and POST …/payments/{id}/void: ${CASES} queries, paths and keys, only the caller's own data, nothing voided`, async function () {
+    const before = await snapshot(w, scope);
+    const tally = new Tally();
+    const owners = new Map([[m.apiKey, m.merchantId], [other.apiKey, other.merchantId]]);
+    const ownerOf = (auth: string | undefined) => owners.get(/^bearer\s+(\S+)\s*$/i.exec(auth ?? '')?.[1] ?? '');
+    const ownBatch = (await pollUntil(w, m, ownPayment, 'CONFIRMED')).batchId as string;
+    const value = fc.oneof(
+      { weight: 3, arbitrary: fc.constantFrom('1', '100', '0', '101', '-1', '1e2', 'CONFIRMED', 'VOIDED', 'QUEUED', 'done', ownPayment, othersPayment, ownBatch, 'fuzz-1', '2026-01-01T00:00:00Z', 'yesterday', '') },
+      { weight: 1, arbitrary: nastyString.filter((s) => s.length < 500).map(percentEncode) },
+    );
+    const name = fc.constantFrom('limit', 'starting_after', 'status', 'orderRef', 'batchId', 'created[gte]', 'created[gt]', 'created[lte]', 'created[lt]', 'colour', 'limit');
+    const listPath = fc.array(fc.tuple(name, value), { maxLength: 4 }).map((pairs) => `/facilitator/payments?${pairs.map(([k, v]) => `${encodeURIComponent(k)}=${v}`).join('&')}`);
+    const target = fc.oneof({ weight: 3, arbitrary: fc.constantFrom(ownPayment, othersPayment, ownPayment.toUpperCase(), ownBatch) }, { weight: 2, arbitrary: pathSegment.filter((s) => !['', '.', '..', '%2e%2e'].includes(s)) });
+    const arb = fc.oneof(
+      fc.record({ kind: fc.constant('list' as const), method: fc.constant('GET'), path: listPath, auth: authHeader(m, other), accept }),
+      fc.record({ kind: fc.constant('batch' as const), method: fc.constant('GET'), path: target.map((t) => `/facilitator/batches/${t}`), auth: authHeader(m, other), accept }),
+      fc.record({ kind: fc.constant('void' as const), method: fc.constant('POST'), path: target.map((t) => `/facilitator/payments/${t}/void`), auth: authHeader(m, other), accept, idempotencyKey: idempotencyKeyHeader }),
+    );
+    await fuzzCases(arb, async (c) => {
+      const req = request(w, c.path, c);
+      const a = await send(req);
+      const schema = c.kind === 'list' ? PaymentListSchema : c.kind === 'batch' ? BatchViewSchema : VoidResponseSchema;
+      const { code, json } = checkRestAnswer(req, a, schema);
+      if (!code && c.kind === 'list') for (const r of (json as { data: { merchantId: string }[] }).data) assert.equal(r.merchantId, ownerOf(c.auth), `a list shows only the caller's payments: ${JSON.stringify(req)}`);
+      if (!code && c.kind === 'batch') for (const r of (json as { payments: { merchantId: string }[] }).payments) assert.equal(r.merchantId, ownerOf(c.auth));
+      if (!code && c.kind === 'void') assert.fail(`a settled or foreign payment was voided: ${JSON.stringify(req)} -> ${a.text}`);
+      tally.add(`${c.kind}:${code ? `${a.status}:${code}` : '200'}`);
+    });
+    console.log(`      list, batch and void outcomes: ${tally}`);
+    tally.assertReached(['list:200', 'list:400:INVALID_REQUEST', 'list:401:UNAUTHENTICATED', 'batch:200', 'batch:404:NOT_FOUND', 'void:404:NOT_FOUND', 'void:409:PAYMENT_ALREADY_CLAIMED', 'void:400:IDEMPOTENCY_KEY_INVALID']);
     await assertOnlyExpected(w, scope, before, new Expected());
   });
 

@@ -4,6 +4,10 @@ import { uuidToBytes32 } from '../../src/domain/ids.js';
 import { settledEventsFor } from '../helpers/ledger.js';
 import { call, capture, newBorrower, newMerchant, newVoucher, pollUntil, UNTHROTTLED, type TestBorrower, type TestMerchant, type World } from '../helpers/world.js';
 import { useIsolatedStack } from '../support/isolated-stack.js';
+import { readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { paymentsExport, paymentsReconcile } from '../../src/cli/payment-commands.js';
 
 // One shard whose batches close only when full (4 payments): a payment captured alone stays
 // unclaimed for as long as the test needs, so a void before the batch is not a matter of timing.
@@ -136,6 +140,46 @@ describe('merchant: void before settlement, list and batch views', function () {
     assert.deepEqual(since.json.data.map((r: { paymentId: string }) => r.paymentId), [expected[0]]);
     const until = await call(w, 'GET', `/facilitator/payments?created[lt]=${newest.toISOString()}&limit=100`, { token: m.apiKey });
     assert.deepEqual(until.json.data.map((r: { paymentId: string }) => r.paymentId), expected.slice(1));
+  });
+
+  it('exports the settled payments as the chain paid them; reconcile finds no difference, and finds a tampered store', async function () {
+    const from = new Date(Date.now() - 3600_000).toISOString();
+    const out = join(tmpdir(), `settled-${randomUUID()}.csv`);
+    try {
+      const summary = await paymentsExport(w.cli, { merchant: m.merchantId, from, format: 'csv', out });
+      const [header, ...lines] = readFileSync(out, 'utf8').trim().split('\r\n');
+      const columns = header!.slice(1, -1).split('","');
+      const rows = lines.map((l) => Object.fromEntries(l.slice(1, -1).split('","').map((v, i) => [columns[i], v])));
+      assert.equal(rows.length, summary.payments);
+      const confirmed = await w.store.c.payments.find({ merchantId: m.merchantId, status: 'CONFIRMED' }).toArray();
+      const events = await settledEventsFor(w, confirmed.map((d) => d._id));
+      assert.equal(rows.length, events.length, 'one row per PaymentSettled event of the merchant');
+      for (const e of events) {
+        const row = rows.find((r) => uuidToBytes32(r.paymentId!).toLowerCase() === String(e.args.paymentId).toLowerCase());
+        assert.ok(row, `a row for ${e.args.paymentId}`);
+        assert.equal(BigInt(row.amount!), e.args.amount);
+        assert.equal(row.transaction!.toLowerCase(), e.transactionHash.toLowerCase());
+        assert.equal(BigInt(row.blockNumber!), e.blockNumber);
+      }
+
+      const clean = await paymentsReconcile(w.cli, { merchant: m.merchantId, from });
+      assert.deepEqual(clean.differences, []);
+      assert.equal(clean.storeConfirmed, events.length);
+      assert.equal(clean.chainSettled, events.length);
+
+      const batchId = rows[0]!.batchId!;
+      const batch = await w.store.c.batches.findOne({ _id: batchId });
+      await w.store.c.batches.updateOne({ _id: batchId }, { $set: { transaction: `0x${'de'.repeat(32)}` } });
+      try {
+        const tampered = await paymentsReconcile(w.cli, { merchant: m.merchantId, from });
+        const inBatch = rows.filter((r) => r.batchId === batchId).map((r) => r.paymentId).sort();
+        assert.deepEqual(tampered.differences.map((d) => `${d.kind}:${d.paymentId}`).sort(), inBatch.map((id) => `transaction_differs:${id}`));
+      } finally {
+        await w.store.c.batches.updateOne({ _id: batchId }, { $set: { transaction: batch!.transaction! } });
+      }
+    } finally {
+      rmSync(out, { force: true });
+    }
   });
 
   it('keeps other merchants\' payments and batches out, and refuses a bad query with the one error shape', async function () {

@@ -86,6 +86,8 @@ export const ErrorBodySchema = z.object({
       fields: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
       invalidReason: z.enum(INVALID_REASONS).optional(),
       requiredPermission: z.string().optional(),
+      batchId: z.string().optional().describe('PAYMENT_ALREADY_CLAIMED: the batch that holds the payment'),
+      paymentStatus: z.string().optional().describe('PAYMENT_NOT_VOIDABLE: the status that prevents it'),
     })
     .describe('The one error shape of every non-2xx answer'),
 });
