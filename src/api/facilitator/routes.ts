@@ -37,6 +37,21 @@ function listQuery(raw: unknown): PaymentListQuery {
   };
 }
 
+/** The Idempotency-Key header, a UUID v4, lowercased. */
+function idempotencyKeyOf(ctx: Context): string {
+  const raw = ctx.get('idempotency-key');
+  if (!raw) throw ApiError.idempotencyKeyRequired();
+  const key = IdempotencyKeySchema.safeParse(raw);
+  if (!key.success) throw ApiError.idempotencyKeyInvalid();
+  return key.data.toLowerCase();
+}
+
+function answerReceipt(ctx: Context, result: { receipt: { paymentId: string }; replayed: boolean }): void {
+  if (result.replayed) ctx.set('Idempotent-Replayed', 'true');
+  ctx.state.workflowId = result.receipt.paymentId;
+  ctx.body = result;
+}
+
 function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
   if (isV1PaymentIntent(body)) throw ApiError.voucherRequired();
   const parsed = schema.safeParse(body);
@@ -64,6 +79,9 @@ function countCaptures(deps: AppDeps) {
 export function facilitatorRouter(deps: AppDeps): Router {
   const router = new Router({ prefix: '/api/v1/facilitator' });
   const env = deps.env;
+  // Reads (verify, list, batch view) share the verify bucket; writes (capture, void) the capture bucket.
+  const readLimit = rateLimit(deps, 'verify', { perMinute: env.RATE_LIMIT_VERIFY_PER_MIN, burst: env.RATE_LIMIT_VERIFY_BURST });
+  const writeLimit = rateLimit(deps, 'capture', { perMinute: env.RATE_LIMIT_CAPTURE_PER_MIN, burst: env.RATE_LIMIT_CAPTURE_BURST });
 
   router.get('/supported', (ctx) => {
     ctx.body = supportedBody(deps.settlement);
@@ -76,7 +94,7 @@ export function facilitatorRouter(deps: AppDeps): Router {
   router.post(
     '/verify',
     requireMerchant(deps, PERMISSIONS.settleRead),
-    rateLimit(deps, 'verify', { perMinute: env.RATE_LIMIT_VERIFY_PER_MIN, burst: env.RATE_LIMIT_VERIFY_BURST }),
+    readLimit,
     async (ctx) => {
       const body = parseBody(VerifyBodySchema, await readJsonBody(ctx));
       const outcome = await verifyPayment(deps, merchantOf(ctx).merchantId, body.x402Version, body.paymentPayload, body.paymentRequirements);
@@ -92,30 +110,25 @@ export function facilitatorRouter(deps: AppDeps): Router {
     admission,
     requireMerchant(deps, PERMISSIONS.settleCreate),
     countCaptures(deps),
-    rateLimit(deps, 'capture', { perMinute: env.RATE_LIMIT_CAPTURE_PER_MIN, burst: env.RATE_LIMIT_CAPTURE_BURST }),
+    writeLimit,
     async (ctx) => {
-      const rawKey = ctx.get('idempotency-key');
-      if (!rawKey) throw ApiError.idempotencyKeyRequired();
-      const key = IdempotencyKeySchema.safeParse(rawKey);
-      if (!key.success) throw ApiError.idempotencyKeyInvalid();
+      const idempotencyKey = idempotencyKeyOf(ctx);
       const body = parseBody(CaptureBodySchema, await readJsonBody(ctx));
       const result = await capturePayment(deps, {
         merchantId: merchantOf(ctx).merchantId,
         payoutAddress: merchantOf(ctx).payoutAddress,
-        idempotencyKey: key.data.toLowerCase(),
+        idempotencyKey,
         timer: phaseTimerOf(ctx),
         body: body.paymentRequirements ? body : { x402Version: body.x402Version, paymentPayload: body.paymentPayload },
       });
-      if (result.replayed) ctx.set('Idempotent-Replayed', 'true');
-      ctx.state.workflowId = result.receipt.paymentId;
-      ctx.body = result;
+      answerReceipt(ctx, result);
     },
   );
 
   router.get(
     '/payments',
     requireMerchant(deps, PERMISSIONS.settleRead),
-    rateLimit(deps, 'verify', { perMinute: env.RATE_LIMIT_VERIFY_PER_MIN, burst: env.RATE_LIMIT_VERIFY_BURST }),
+    readLimit,
     async (ctx) => {
       ctx.body = await listPayments(deps, merchantOf(ctx).merchantId, listQuery(ctx.query));
     },
@@ -124,7 +137,7 @@ export function facilitatorRouter(deps: AppDeps): Router {
   router.get(
     '/batches/:batchId',
     requireMerchant(deps, PERMISSIONS.settleRead),
-    rateLimit(deps, 'verify', { perMinute: env.RATE_LIMIT_VERIFY_PER_MIN, burst: env.RATE_LIMIT_VERIFY_BURST }),
+    readLimit,
     async (ctx) => {
       ctx.body = await batchView(deps, merchantOf(ctx).merchantId, ctx.params.batchId ?? '');
     },
@@ -133,16 +146,10 @@ export function facilitatorRouter(deps: AppDeps): Router {
   router.post(
     '/payments/:paymentId/void',
     requireMerchant(deps, PERMISSIONS.settleCreate),
-    rateLimit(deps, 'capture', { perMinute: env.RATE_LIMIT_CAPTURE_PER_MIN, burst: env.RATE_LIMIT_CAPTURE_BURST }),
+    writeLimit,
     async (ctx) => {
-      const rawKey = ctx.get('idempotency-key');
-      if (!rawKey) throw ApiError.idempotencyKeyRequired();
-      const key = IdempotencyKeySchema.safeParse(rawKey);
-      if (!key.success) throw ApiError.idempotencyKeyInvalid();
-      const result = await voidPayment(deps, { merchantId: merchantOf(ctx).merchantId, paymentId: ctx.params.paymentId ?? '', idempotencyKey: key.data.toLowerCase() });
-      if (result.replayed) ctx.set('Idempotent-Replayed', 'true');
-      ctx.state.workflowId = result.receipt.paymentId;
-      ctx.body = result;
+      const idempotencyKey = idempotencyKeyOf(ctx);
+      answerReceipt(ctx, await voidPayment(deps, { merchantId: merchantOf(ctx).merchantId, paymentId: ctx.params.paymentId ?? '', idempotencyKey }));
     },
   );
 
