@@ -91,11 +91,11 @@ export class ApiError extends Error {
   }
 
   static idempotencyKeyRequired(): ApiError {
-    return new ApiError('IDEMPOTENCY_KEY_REQUIRED', 'Send an Idempotency-Key header holding a UUID v4.');
+    return new ApiError('IDEMPOTENCY_KEY_REQUIRED', 'Send an Idempotency-Key header holding a UUID v4 (or, on capture, an x402 payment-identifier extension in the payment payload).');
   }
 
   static idempotencyKeyInvalid(): ApiError {
-    return new ApiError('IDEMPOTENCY_KEY_INVALID', 'The Idempotency-Key header must be a UUID v4.');
+    return new ApiError('IDEMPOTENCY_KEY_INVALID', 'The Idempotency-Key header must be a UUID v4; a payment-identifier id is 16 to 128 of [A-Za-z0-9_-].');
   }
 
   static unauthenticated(message = 'Send a valid merchant credential as Authorization: Bearer <credential>.', wwwAuthenticate = 'Bearer'): ApiError {

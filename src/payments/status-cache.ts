@@ -1,6 +1,6 @@
 import type { Collections } from '../store/collections.js';
 import type { BatchDoc, PaymentDoc } from '../store/documents.js';
-import { announcedBatches, findBatch } from '../store/settlement-queue.js';
+import { announcedBatches, findBatch, recentVoids } from '../store/settlement-queue.js';
 import { Lru } from '../domain/lru.js';
 
 const BATCH_TTL_MS = 250;
@@ -36,6 +36,7 @@ export class PaymentStatusCache {
   readonly accepted: Lru<true>;
   private readonly batchOfPayment: Lru<string>;
   private readonly batches: Lru<{ doc: BatchDoc; at: number }>;
+  private readonly voided: Lru<true>;
   private boardReadAt = 0;
   private boardRead: Promise<void> | undefined;
 
@@ -44,6 +45,13 @@ export class PaymentStatusCache {
     this.accepted = new Lru(sizes.payments);
     this.batchOfPayment = new Lru(sizes.payments);
     this.batches = new Lru(sizes.batches);
+    this.voided = new Lru(sizes.payments);
+  }
+
+  /** Whether the board says this payment was voided (recently, by any API process). */
+  async wasVoided(c: Collections, shards: number, paymentId: string, nowMs: number): Promise<boolean> {
+    if (!this.voided.get(paymentId)) await this.batchOf(c, shards, paymentId, nowMs);
+    return this.voided.get(paymentId) === true;
   }
 
   rememberBatchOf(paymentId: string, batchId: string): void {
@@ -73,7 +81,9 @@ export class PaymentStatusCache {
   }
 
   private async readBoard(c: Collections, shards: number, nowMs: number): Promise<void> {
-    const fresh = (await announcedBatches(c, shards)).filter((id) => !this.batches.get(id));
+    const [announced, voids] = await Promise.all([announcedBatches(c, shards), recentVoids(c, new Date(nowMs))]);
+    for (const id of voids) this.voided.set(id, true);
+    const fresh = announced.filter((id) => !this.batches.get(id));
     const docs = await Promise.all(fresh.map((id) => findBatch(c, id)));
     for (const doc of docs) if (doc) this.keep(doc, nowMs);
   }

@@ -65,17 +65,23 @@ async function receiptFromBatch(deps: StatusDeps, cache: PaymentStatusCache, doc
   const c = deps.store.c;
   const now = deps.nowMs();
   let batchId = await cache.batchOf(c, deps.env.SETTLEMENT_SHARDS, doc._id, now);
+  let voided = false;
   if (!batchId && now - doc.capturedAt.getTime() > CLAIM_LOOKUP_AFTER_MS) {
     batchId = (await findClaim(c, doc._id))?.batchId;
-    if (batchId && isVoidClaim(batchId)) batchId = undefined;
+    if (batchId && isVoidClaim(batchId)) {
+      voided = true;
+      batchId = undefined;
+    }
     if (batchId) cache.rememberBatchOf(doc._id, batchId);
   }
   if (!batchId) {
-    // Not in a batch: this process's copy may predate a void (made by any API process).
-    const fresh = await findPayment(c, doc._id);
-    if (fresh?.status === 'VOIDED') {
-      cache.payments.set(doc._id, fresh);
-      return toReceipt(fresh);
+    // This process's copy predates a void made by any API process: the void board (or, later, its claim) says so.
+    if (voided || (await cache.wasVoided(c, deps.env.SETTLEMENT_SHARDS, doc._id, now))) {
+      const fresh = await findPayment(c, doc._id);
+      if (fresh?.status === 'VOIDED') {
+        cache.payments.set(doc._id, fresh);
+        return toReceipt(fresh);
+      }
     }
     return toReceipt(doc);
   }

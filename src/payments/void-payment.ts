@@ -11,7 +11,7 @@ import type { SettlementQueueDoc } from '../store/documents.js';
 import { claimIdempotencyKey, idempotencyId, releaseIdempotencyKey } from '../store/idempotency.js';
 import { ledgerLineOf, recordLedgerLines } from '../store/payment-ledger.js';
 import { findPayment, markVoided } from '../store/payments.js';
-import { allQueues, claimForBatch, findClaim, isVoidClaim, queueEntryOf, removeFromQueues, voidClaimId } from '../store/settlement-queue.js';
+import { allQueues, announceVoid, claimForBatch, findClaim, isVoidClaim, queueEntryOf, removeFromQueues, voidClaimId } from '../store/settlement-queue.js';
 import { notifyOne } from './notify-payments.js';
 import { acceptedReceipt } from './status.js';
 
@@ -83,6 +83,7 @@ export async function finishVoid(deps: FinishVoidDeps, entry: SettlementQueueDoc
   const { c } = deps;
   const outcome = { status: 'VOIDED', voidedAt } as const;
   await markVoided(c, entry._id, new Date(voidedAt));
+  await announceVoid(c, entry._id, new Date(voidedAt));
   await closeHolds(c, entry.borrowerId, [entry.spendIntentId], 'available');
   await recordLedgerLines(c, [ledgerLineOf(entry, outcome)]);
   await notifyOne(deps.temporal, deps.taskQueue, entry, outcome);

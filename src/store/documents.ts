@@ -275,9 +275,11 @@ export interface BatchDoc {
  */
 export interface ShardStatusDoc {
   _id: string;
-  shard: number;
+  shard?: number;
   pending?: number;
   batchIds?: string[];
+  /** `voids-<YYYYMMDDHHmm>`: the payments voided in that minute, for polls in every API process. */
+  paymentIds?: string[];
   at: Date;
 }
 

@@ -3,6 +3,7 @@ import { MongoBulkWriteError, type Db } from 'mongodb';
 import { SETTLEMENT_QUEUE_PREFIX, type Collections } from './collections.js';
 import type { BatchDoc, PaymentDoc, SettlementClaimDoc, SettlementQueueDoc } from './documents.js';
 import { isDuplicateKey } from './mongo.js';
+import { minuteKey } from '../domain/payment-ledger.js';
 
 /** The shard a payment settles in: a stable hash of its id, so every API process agrees. */
 export function shardOf(paymentId: string, shards: number): number {
@@ -121,6 +122,18 @@ export async function announceBatch(c: Collections, shard: number, batchId: stri
   const doc = await c.shardStatus.findOne({ _id });
   const batchIds = [...(doc?.batchIds ?? []).filter((id) => id !== batchId), batchId].slice(-ANNOUNCED_BATCHES);
   await c.shardStatus.updateOne({ _id }, { $set: { shard, batchIds, at: new Date() } }, { upsert: true });
+}
+
+/** Tells every API process's polls that a payment was voided (read with the batch board; see status-cache.ts). */
+export async function announceVoid(c: Collections, paymentId: string, at: Date): Promise<void> {
+  await c.shardStatus.updateOne({ _id: `voids-${minuteKey(at)}` }, { $addToSet: { paymentIds: paymentId }, $set: { at } }, { upsert: true });
+}
+
+/** Payments voided this minute and the one before. */
+export async function recentVoids(c: Collections, now: Date): Promise<string[]> {
+  const keys = [minuteKey(now), minuteKey(new Date(now.getTime() - 60_000))];
+  const docs = await Promise.all(keys.map((k) => c.shardStatus.findOne({ _id: `voids-${k}` })));
+  return docs.flatMap((d) => d?.paymentIds ?? []);
 }
 
 /** The latest batches every shard announced, newest last per shard. */

@@ -163,6 +163,33 @@ describe('facilitator: capture to CONFIRMED on chain', function () {
     assert.equal(v1uuid.json.error.code, 'IDEMPOTENCY_KEY_INVALID');
   });
 
+  it('takes the x402 payment-identifier extension as the key when no Idempotency-Key is sent (same rules)', async function () {
+    const m = await newMerchant(w);
+    const withId = (body: { x402Version: 2; paymentPayload: Record<string, unknown> }, id: string) => ({
+      ...body,
+      paymentPayload: { ...body.paymentPayload, extensions: { 'payment-identifier': { info: { required: false, id } } } },
+    });
+    const id = `pay_${randomUUID().replace(/-/g, '')}`;
+    const first = withId((await newVoucher(w, m, shared, '4100')).captureBody, id);
+    const a = await call(w, 'POST', '/facilitator/capture', { token: m.apiKey, body: first });
+    assert.equal(a.status, 200, JSON.stringify(a.json));
+    assert.equal(a.json.replayed, false);
+    const again = await call(w, 'POST', '/facilitator/capture', { token: m.apiKey, body: first });
+    assert.equal(again.json.replayed, true);
+    assert.equal(again.json.receipt.paymentId, a.json.receipt.paymentId);
+    const other = withId((await newVoucher(w, m, shared, '4200')).captureBody, id);
+    const conflict = await call(w, 'POST', '/facilitator/capture', { token: m.apiKey, body: other });
+    assert.equal(conflict.status, 409);
+    assert.equal(conflict.json.error.code, 'IDEMPOTENCY_KEY_CONFLICT');
+    // The id is case-sensitive, and a header key (a UUID) lives apart from it.
+    const upper = await call(w, 'POST', '/facilitator/capture', { token: m.apiKey, body: withId(other, id.toUpperCase()) });
+    assert.equal(upper.status, 200, JSON.stringify(upper.json));
+    const tooShort = await call(w, 'POST', '/facilitator/capture', { token: m.apiKey, body: withId(first, 'short') });
+    assert.equal(tooShort.json.error.code, 'IDEMPOTENCY_KEY_INVALID');
+    const supported = await call(w, 'GET', '/facilitator/supported');
+    assert.deepEqual(supported.json.extensions, ['payment-identifier']);
+  });
+
   it('answers malformed bodies with 400, 413 and 415 in the one error shape', async function () {
     const m = await newMerchant(w);
     const key = randomUUID();

@@ -17,7 +17,7 @@ describe('facilitator: public routes', function () {
     assert.equal(kind.extra.asset, w.asset.toLowerCase());
     assert.equal(kind.extra.decimals, 6);
     assert.equal(kind.extra.settlement, 'batch');
-    assert.deepEqual(res.json.extensions, []);
+    assert.deepEqual(res.json.extensions, ['payment-identifier']);
     assert.equal(res.json.signers['eip155:*'].length, 1);
   });
 

@@ -4,6 +4,7 @@ import { uuidToBytes32 } from '../../src/domain/ids.js';
 import { settledEventsFor } from '../helpers/ledger.js';
 import { call, capture, newBorrower, newMerchant, newVoucher, pollUntil, UNTHROTTLED, type TestBorrower, type TestMerchant, type World } from '../helpers/world.js';
 import { useIsolatedStack } from '../support/isolated-stack.js';
+import { startExtraApi, type ExtraApi } from '../helpers/extra-api.js';
 import { readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,14 +31,27 @@ describe('merchant: void before settlement, list and batch views', function () {
   let m: TestMerchant;
   let b: TestBorrower;
 
+  let api2: ExtraApi;
+
   before(async function () {
     w = env().world;
     [m, b] = await Promise.all([newMerchant(w, 'Void merchant', { rateLimits: UNTHROTTLED }), newBorrower(w)]);
+    api2 = await startExtraApi('api-2', {}, { stack: env().stack });
+  });
+
+  after(async function () {
+    await api2?.stop();
   });
 
   it('voids an unclaimed payment: VOIDED, the hold released, its workflow ended, nothing settled; replays agree', async function () {
+    const cached = await captureOne(w, m, b, '300', 'cancelled-elsewhere');
     const before = await w.store.c.borrowers.findOne({ _id: b.borrowerId });
     const p = await captureOne(w, m, b, '7000', 'cancelled-1');
+    const otherApiPoll = async (id: string) => {
+      const res = await fetch(`${api2.baseUrl}/facilitator/payments/${id}`, { headers: { authorization: `Bearer ${m.apiKey}` } });
+      return (await res.json()) as { status: string };
+    };
+    assert.equal((await otherApiPoll(cached.paymentId)).status, 'QUEUED');
     const held = await w.store.c.borrowers.findOne({ _id: b.borrowerId });
     assert.equal(held?.holds[p.spendIntentId], 7000);
 
@@ -55,6 +69,14 @@ describe('merchant: void before settlement, list and batch views', function () {
     const polled = await call(w, 'GET', `/facilitator/payments/${p.paymentId}`, { token: m.apiKey });
     assert.equal(polled.json.status, 'VOIDED');
     assert.equal(polled.json.voidedAt, res.json.receipt.voidedAt);
+    // Another API process that polled the payment before the void learns of it from the void board.
+    assert.equal((await otherApiPoll(cached.paymentId)).status, 'QUEUED');
+    assert.equal((await voidIt(w, m, cached.paymentId)).status, 200);
+    let seen = '';
+    for (const deadline = Date.now() + 3_000; Date.now() < deadline && seen !== 'VOIDED'; await new Promise((r) => setTimeout(r, 100))) {
+      seen = (await otherApiPoll(cached.paymentId)).status;
+    }
+    assert.equal(seen, 'VOIDED', 'within a board refresh (250 ms), not after the 30 s claim lookup');
     const again = await voidIt(w, m, p.paymentId, key);
     assert.equal(again.status, 200);
     assert.equal(again.json.replayed, true);
@@ -119,7 +141,7 @@ describe('merchant: void before settlement, list and batch views', function () {
     assert.deepEqual(all, expected, 'every payment once, newest first');
 
     const voided = await call(w, 'GET', '/facilitator/payments?status=VOIDED&limit=100', { token: m.apiKey });
-    assert.equal(voided.json.data.length, 3);
+    assert.equal(voided.json.data.length, 4);
     assert.ok(voided.json.data.every((r: { status: string; voidedAt?: string }) => r.status === 'VOIDED' && r.voidedAt));
     const byOrder = await call(w, 'GET', '/facilitator/payments?orderRef=cancelled-1', { token: m.apiKey });
     assert.deepEqual(byOrder.json.data.map((r: { orderRef: string; status: string }) => [r.orderRef, r.status]), [['cancelled-1', 'VOIDED']]);

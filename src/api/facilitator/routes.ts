@@ -9,6 +9,7 @@ import { paymentStatus } from '../../payments/status.js';
 import { batchView } from '../../payments/batch-view.js';
 import { listPayments, type PaymentListQuery } from '../../payments/list-payments.js';
 import { voidPayment } from '../../payments/void-payment.js';
+import { keyFromPaymentIdentifier } from '../../payments/payment-identifier.js';
 import { verifyPayment } from '../../payments/verify.js';
 import { readJsonBody } from '../body.js';
 import type { AppDeps } from '../deps.js';
@@ -44,6 +45,14 @@ function idempotencyKeyOf(ctx: Context): string {
   const key = IdempotencyKeySchema.safeParse(raw);
   if (!key.success) throw ApiError.idempotencyKeyInvalid();
   return key.data.toLowerCase();
+}
+
+/** Without the header, the x402 payment-identifier extension is the key (same rules: same id and body replays). */
+function keyOfPayload(paymentPayload: Record<string, unknown>): string {
+  const found = keyFromPaymentIdentifier(paymentPayload);
+  if (found.kind === 'absent') throw ApiError.idempotencyKeyRequired();
+  if (found.kind === 'invalid') throw ApiError.idempotencyKeyInvalid();
+  return found.key;
 }
 
 function answerReceipt(ctx: Context, result: { receipt: { paymentId: string }; replayed: boolean }): void {
@@ -112,8 +121,9 @@ export function facilitatorRouter(deps: AppDeps): Router {
     countCaptures(deps),
     writeLimit,
     async (ctx) => {
-      const idempotencyKey = idempotencyKeyOf(ctx);
+      const headerKey = ctx.get('idempotency-key') ? idempotencyKeyOf(ctx) : undefined;
       const body = parseBody(CaptureBodySchema, await readJsonBody(ctx));
+      const idempotencyKey = headerKey ?? keyOfPayload(body.paymentPayload);
       const result = await capturePayment(deps, {
         merchantId: merchantOf(ctx).merchantId,
         payoutAddress: merchantOf(ctx).payoutAddress,

@@ -17,7 +17,8 @@ export function supportedBody(s: SettlementInfo) {
         },
       },
     ],
-    extensions: [],
+    // x402 extensions this facilitator honours: payment-identifier is the capture's idempotency key when no header is sent.
+    extensions: ['payment-identifier'],
     signers: { 'eip155:*': [s.settler] },
   };
 }
