@@ -5,8 +5,14 @@ import { createOnboardingActivities } from './onboarding.js';
 import { createRepaymentActivities } from './repayment.js';
 import { createCaptureActivities } from './captures.js';
 import { AcceptedCaptures } from './accepted-captures.js';
+import { createWebhookActivities, type WebhookActivityDeps } from './webhooks.js';
 
-export function createActivities(deps: PaymentActivityDeps & SettlementActivityDeps & { shards: number }) {
+/** Webhook delivery settings (WEBHOOK_* in the environment). */
+export interface WebhookSettings {
+  webhooks: WebhookActivityDeps['webhooks'] & { retry: { initialMs: number; maxMs: number } };
+}
+
+export function createActivities(deps: PaymentActivityDeps & SettlementActivityDeps & WebhookSettings & { shards: number }) {
   const accepted = new AcceptedCaptures();
   return {
     ...createPaymentActivities(deps),
@@ -15,5 +21,6 @@ export function createActivities(deps: PaymentActivityDeps & SettlementActivityD
     ...createOnboardingActivities(deps),
     ...createRepaymentActivities(deps),
     ...createCaptureActivities({ ...deps, accepted }),
+    ...createWebhookActivities(deps),
   };
 }

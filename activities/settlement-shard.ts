@@ -11,12 +11,15 @@ import type { PaymentWorkflowInput } from '../workflows/definitions.js';
 import { announceBatch, claimForBatch, findClaim, isVoidClaim, queueEntryOf, shardOf, queuesServedBy, readQueues, recordBatch, recordShardBacklog, removeFromQueues } from '../src/store/settlement-queue.js';
 import { notifyPayments } from '../src/payments/notify-payments.js';
 import { finishVoid } from '../src/payments/void-payment.js';
+import { DEFAULT_WEBHOOK_RETRY, emitWebhookEvents } from '../src/webhooks/emit.js';
 import { AcceptedCaptures } from './accepted-captures.js';
 import { confirmOnChain, type ConfirmationResult, type SettlementActivityDeps } from './settlement.js';
 
 export interface ShardActivityDeps extends SettlementActivityDeps {
   temporal: Client;
   taskQueue: string;
+  /** Retry policy of the webhook deliveries a batch end starts. */
+  webhooks?: { retry: { initialMs: number; maxMs: number } };
   /** Which queue entries are accepted captures (their spend intent consumed by them); shared with the sweeper. */
   accepted: AcceptedCaptures;
 }
@@ -51,11 +54,13 @@ export function createShardActivities(deps: ShardActivityDeps) {
     return found;
   }
 
+  const emitDeps = { c, temporal: deps.temporal, taskQueue: deps.taskQueue, retry: deps.webhooks?.retry ?? DEFAULT_WEBHOOK_RETRY };
+
   async function finishVoidsAmong(entries: readonly SettlementQueueDoc[]): Promise<void> {
     for (const e of entries) {
       const claim = await findClaim(c, e._id);
       if (claim && isVoidClaim(claim.batchId)) {
-        await finishVoid({ c, db: deps.store.db, temporal: deps.temporal, taskQueue: deps.taskQueue }, e, claim.at.toISOString());
+        await finishVoid({ ...emitDeps, db: deps.store.db }, e, claim.at.toISOString());
       }
     }
   }
@@ -177,6 +182,7 @@ export function createShardActivities(deps: ShardActivityDeps) {
       await Promise.all([...byBorrower].map(([borrowerId, holds]) => closeHolds(c, borrowerId, holds, into)));
       await recordBatchProjections(c, entries.map((e) => e._id), o);
       await recordLedgerLines(c, entries.map((e) => ledgerLineOf(e, o)));
+      await emitWebhookEvents(emitDeps, ref.batchId, entries, o);
       Context.current().heartbeat();
       await notifyPayments(deps.temporal, deps.taskQueue, entries, o);
       await removeFromQueues(c, ref.queues, ref.paymentIds);

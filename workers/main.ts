@@ -75,6 +75,7 @@ async function main() {
     taskQueue: env.TEMPORAL_TASK_QUEUE,
     chain,
     shards: env.SETTLEMENT_SHARDS,
+    webhooks: { allowPrivate: env.WEBHOOK_ALLOW_PRIVATE, retry: { initialMs: env.WEBHOOK_RETRY_INITIAL_MS, maxMs: env.WEBHOOK_RETRY_MAX_MS } },
     settings: {
       maxPayments: env.BATCH_MAX_PAYMENTS,
       maxWaitMs: env.BATCH_MAX_WAIT_MS,

@@ -5,3 +5,4 @@ export { spendIntentWorkflow } from './spend-intent.js';
 export { repaymentWorkflow } from './repayment.js';
 export { captureSweeperWorkflow } from './capture-sweeper.js';
 export { settlementShardWorkflow } from './settlement-shard.js';
+export { webhookDeliveryWorkflow } from './webhook-delivery.js';

@@ -107,6 +107,12 @@ export const EnvSchema = z.object({
   DEV_TOOLS: boolFromEnv(true),
   /** Adds a Server-Timing header with the capture's phases (auth, rate limit, store, workflow); for profiling. */
   SERVER_TIMING: boolFromEnv(false),
+
+  /** Webhook deliveries to loopback and private addresses: dev stacks and tests only (SSRF guard otherwise). */
+  WEBHOOK_ALLOW_PRIVATE: boolFromEnv(false),
+  /** First retry of a failed delivery; the wait doubles up to WEBHOOK_RETRY_MAX_MS, for 3 days in all. */
+  WEBHOOK_RETRY_INITIAL_MS: intFromEnv(5_000, 100),
+  WEBHOOK_RETRY_MAX_MS: intFromEnv(3_600_000, 1_000),
 });
 
 export type Env = z.infer<typeof EnvSchema>;

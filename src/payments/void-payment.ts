@@ -1,4 +1,3 @@
-import type { Client } from '@temporalio/client';
 import type { Db } from 'mongodb';
 import type { AppDeps } from '../api/deps.js';
 import { fingerprint } from '../domain/canonical.js';
@@ -6,13 +5,13 @@ import { ApiError } from '../domain/errors.js';
 import { isUuid } from '../domain/ids.js';
 import type { Receipt } from '../domain/payment.js';
 import { closeHolds } from '../store/borrowers.js';
-import type { Collections } from '../store/collections.js';
 import type { SettlementQueueDoc } from '../store/documents.js';
 import { claimIdempotencyKey, idempotencyId, releaseIdempotencyKey } from '../store/idempotency.js';
 import { ledgerLineOf, recordLedgerLines } from '../store/payment-ledger.js';
 import { findPayment, markVoided } from '../store/payments.js';
 import { allQueues, announceVoid, claimForBatch, findClaim, isVoidClaim, queueEntryOf, removeFromQueues, voidClaimId } from '../store/settlement-queue.js';
 import { notifyOne } from './notify-payments.js';
+import { emitWebhookEvents, type EmitDeps } from '../webhooks/emit.js';
 import { acceptedReceipt } from './status.js';
 
 export interface VoidRequest {
@@ -62,7 +61,8 @@ export async function voidPayment(deps: AppDeps, req: VoidRequest): Promise<{ re
     const bound = await findClaim(c, paymentId);
     if (!held.has(paymentId) || !bound) throw ApiError.paymentAlreadyClaimed(bound && !isVoidClaim(bound.batchId) ? bound.batchId : undefined);
     const voidedAt = bound.at.toISOString();
-    await finishVoid({ c, db: deps.store.db, temporal: deps.temporal, taskQueue: deps.env.TEMPORAL_TASK_QUEUE }, queueEntryOf(doc), voidedAt);
+    const retry = { initialMs: deps.env.WEBHOOK_RETRY_INITIAL_MS, maxMs: deps.env.WEBHOOK_RETRY_MAX_MS };
+    await finishVoid({ c, db: deps.store.db, temporal: deps.temporal, taskQueue: deps.env.TEMPORAL_TASK_QUEUE, retry }, queueEntryOf(doc), voidedAt);
     deps.statusCache?.payments.set(paymentId, { ...doc, status: 'VOIDED', voidedAt: bound.at });
     return { receipt: { ...current, status: 'VOIDED', voidedAt }, replayed: claim.kind === 'existing' };
   } catch (err) {
@@ -71,11 +71,8 @@ export async function voidPayment(deps: AppDeps, req: VoidRequest): Promise<{ re
   }
 }
 
-export interface FinishVoidDeps {
-  c: Collections;
+export interface FinishVoidDeps extends EmitDeps {
   db: Db;
-  temporal: Client;
-  taskQueue: string;
 }
 
 /** Everything a void does once it holds the claim; each step is idempotent. */
@@ -87,5 +84,6 @@ export async function finishVoid(deps: FinishVoidDeps, entry: SettlementQueueDoc
   await closeHolds(c, entry.borrowerId, [entry.spendIntentId], 'available');
   await recordLedgerLines(c, [ledgerLineOf(entry, outcome)]);
   await notifyOne(deps.temporal, deps.taskQueue, entry, outcome);
+  await emitWebhookEvents(deps, `void-${entry._id}`, [entry], outcome);
   await removeFromQueues(c, await allQueues(deps.db), [entry._id]);
 }

@@ -22,6 +22,7 @@ import type {
   ShardStatusDoc,
   LockDoc,
   LedgerDoc,
+  WebhookEndpointDoc,
 } from './documents.js';
 
 export interface Collections {
@@ -47,6 +48,7 @@ export interface Collections {
   shardStatus: Collection<ShardStatusDoc>;
   /** The merchants' payment ledger, keyed for reads by _id (src/domain/payment-ledger.ts). */
   ledger: Collection<LedgerDoc>;
+  webhookEndpoints: Collection<WebhookEndpointDoc>;
   /** The settlement queue of one shard (see SettlementQueueDoc). */
   settlementQueue(shard: number): Collection<SettlementQueueDoc>;
 }
@@ -82,6 +84,7 @@ export function collections(source: Db | (() => Db)): Collections {
     batches: db.collection<BatchDoc>('settlement_batches'),
     shardStatus: db.collection<ShardStatusDoc>('settlement_shards'),
     ledger: db.collection<LedgerDoc>('payment_ledger'),
+    webhookEndpoints: db.collection<WebhookEndpointDoc>('webhook_endpoints'),
     settlementQueue: (shard: number) => db.collection<SettlementQueueDoc>(`${SETTLEMENT_QUEUE_PREFIX}${shard}`),
   };
 }

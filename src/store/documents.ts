@@ -333,3 +333,13 @@ export interface LedgerDoc {
   /** `o|` docs: payment ids with this orderRef. */
   paymentIds?: string[];
 }
+
+/** A merchant's webhook endpoint. Secrets are kept to sign with (as Stripe does); never logged, shown once. */
+export interface WebhookEndpointDoc {
+  _id: string;
+  merchantId: string;
+  url: string;
+  /** Newest first; a rotated-out secret keeps signing until `expiresAt`, so receivers can switch. */
+  secrets: { secret: string; createdAt: Date; expiresAt?: Date }[];
+  createdAt: Date;
+}

@@ -10,13 +10,14 @@ import { batchView } from '../../payments/batch-view.js';
 import { listPayments, type PaymentListQuery } from '../../payments/list-payments.js';
 import { voidPayment } from '../../payments/void-payment.js';
 import { keyFromPaymentIdentifier } from '../../payments/payment-identifier.js';
+import { createEndpoint, listEndpoints, removeEndpoint, rotateEndpointSecret } from '../../webhooks/endpoints.js';
 import { verifyPayment } from '../../payments/verify.js';
 import { readJsonBody } from '../body.js';
 import type { AppDeps } from '../deps.js';
 import { merchantOf, requireMerchant } from '../merchant-auth.js';
 import { rateLimit } from '../rate-limit.js';
 import { phaseTimerOf, serverTiming } from '../../observability/phase-timer.js';
-import { CaptureBodySchema, IdempotencyKeySchema, PaymentListQuerySchema, VerifyBodySchema } from './schemas.js';
+import { CaptureBodySchema, IdempotencyKeySchema, PaymentListQuerySchema, VerifyBodySchema, WebhookEndpointBodySchema } from './schemas.js';
 import { supportedBody } from './supported.js';
 
 /** The list query as the service takes it; `gt` and `lte` become the equivalent millisecond bounds. */
@@ -162,6 +163,21 @@ export function facilitatorRouter(deps: AppDeps): Router {
       answerReceipt(ctx, await voidPayment(deps, { merchantId: merchantOf(ctx).merchantId, paymentId: ctx.params.paymentId ?? '', idempotencyKey }));
     },
   );
+
+  router.post('/webhook-endpoints', requireMerchant(deps, PERMISSIONS.settleCreate), writeLimit, async (ctx) => {
+    const body = parseBody(WebhookEndpointBodySchema, await readJsonBody(ctx));
+    ctx.status = 201;
+    ctx.body = await createEndpoint(deps, merchantOf(ctx).merchantId, body.url);
+  });
+  router.get('/webhook-endpoints', requireMerchant(deps, PERMISSIONS.settleRead), readLimit, async (ctx) => {
+    ctx.body = await listEndpoints(deps, merchantOf(ctx).merchantId);
+  });
+  router.post('/webhook-endpoints/:endpointId/rotate-secret', requireMerchant(deps, PERMISSIONS.settleCreate), writeLimit, async (ctx) => {
+    ctx.body = await rotateEndpointSecret(deps, merchantOf(ctx).merchantId, ctx.params.endpointId ?? '');
+  });
+  router.delete('/webhook-endpoints/:endpointId', requireMerchant(deps, PERMISSIONS.settleCreate), writeLimit, async (ctx) => {
+    ctx.body = await removeEndpoint(deps, merchantOf(ctx).merchantId, ctx.params.endpointId ?? '');
+  });
 
   router.get('/payments/:paymentId', requireMerchant(deps, PERMISSIONS.settleRead), async (ctx) => {
     ctx.body = await paymentStatus(deps, merchantOf(ctx).merchantId, ctx.params.paymentId ?? '');

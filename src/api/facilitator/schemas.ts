@@ -37,3 +37,7 @@ export const PaymentListQuerySchema = z
     'created[lt]': IsoInstant.optional(),
   })
   .refine((q) => !(q.orderRef && q.batchId), { message: 'filter by orderRef or by batchId, not both', path: ['batchId'] });
+
+export const WebhookEndpointBodySchema = z.strictObject({
+  url: z.string().min(1).max(2048).describe('https URL that receives signed events (Standard Webhooks)'),
+});

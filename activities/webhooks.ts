@@ -1,0 +1,31 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import type { WebhookEvent } from '../src/domain/webhook-events.js';
+import type { Store } from '../src/store/mongo.js';
+import { findWebhookEndpoint } from '../src/store/webhook-endpoints.js';
+import { deliverWebhookEvent, WebhookRefusedError } from '../src/webhooks/deliver.js';
+
+export interface WebhookActivityDeps {
+  store: Store;
+  webhooks: { allowPrivate: boolean };
+}
+
+export function createWebhookActivities(deps: WebhookActivityDeps) {
+  return {
+    /** One signed POST; throws (and is retried) until the endpoint answers 2xx. A deleted endpoint is skipped. */
+    async deliverWebhook(input: { endpointId: string; event: WebhookEvent }): Promise<'delivered' | 'endpoint_deleted'> {
+      const endpoint = await findWebhookEndpoint(deps.store.c, input.endpointId);
+      if (!endpoint) return 'endpoint_deleted';
+      try {
+        await deliverWebhookEvent(endpoint, input.event, { allowPrivate: deps.webhooks.allowPrivate });
+        return 'delivered';
+      } catch (err) {
+        if (err instanceof WebhookRefusedError || (err instanceof Error && err.message.includes('private or loopback'))) {
+          throw ApplicationFailure.nonRetryable(err.message, 'WebhookRefusedError');
+        }
+        throw err;
+      }
+    },
+  };
+}
+
+export type WebhookActivities = ReturnType<typeof createWebhookActivities>;

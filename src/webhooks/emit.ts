@@ -1,0 +1,65 @@
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { WorkflowIdReusePolicy } from '@temporalio/common';
+import type { PaymentOutcome, Receipt } from '../domain/payment.js';
+import { webhookEvent } from '../domain/webhook-events.js';
+import type { Collections } from '../store/collections.js';
+import type { SettlementQueueDoc } from '../store/documents.js';
+import { webhookEndpointsFor } from '../store/webhook-endpoints.js';
+import type { WebhookDeliveryInput } from '../../workflows/webhook-delivery.js';
+
+export const DEFAULT_WEBHOOK_RETRY: WebhookDeliveryInput['retry'] = { initialMs: 5_000, maxMs: 3_600_000 };
+
+export interface EmitDeps {
+  c: Collections;
+  temporal: Client;
+  taskQueue: string;
+  retry: WebhookDeliveryInput['retry'];
+}
+
+/** The receipt a poll answers once the payment ended with `o`. */
+export function finalReceipt(e: SettlementQueueDoc, o: PaymentOutcome): Receipt {
+  const r: Receipt = {
+    paymentId: e._id,
+    status: o.status,
+    merchantId: e.merchantId,
+    payer: e.borrowerId,
+    amount: e.amount,
+    asset: e.workflow.asset,
+    network: e.workflow.network,
+    orderRef: e.workflow.orderRef,
+    capturedAt: e.workflow.capturedAt,
+  };
+  if (o.status === 'VOIDED') return { ...r, voidedAt: o.voidedAt };
+  if (o.status === 'CONFIRMED') return { ...r, batchId: o.batchId, transaction: o.transaction, blockNumber: o.blockNumber, confirmedAt: o.confirmedAt };
+  return { ...r, batchId: o.batchId, failureReason: o.failureReason, ...(o.transaction ? { transaction: o.transaction } : {}) };
+}
+
+/**
+ * Starts one delivery workflow per endpoint of the merchants these payments belong to, keyed by
+ * endpoint and `key` (the batch id, or `void-<paymentId>`): a repeated call starts nothing new.
+ * Merchants without endpoints cost one store read for the whole batch.
+ */
+export async function emitWebhookEvents(deps: EmitDeps, key: string, entries: readonly SettlementQueueDoc[], o: PaymentOutcome): Promise<number> {
+  const merchants = [...new Set(entries.map((e) => e.merchantId))];
+  const endpoints = await webhookEndpointsFor(deps.c, merchants);
+  let started = 0;
+  for (const [merchantId, list] of endpoints) {
+    const events = entries.filter((e) => e.merchantId === merchantId).map((e) => webhookEvent(finalReceipt(e, o), o));
+    for (const endpoint of list) {
+      const input: WebhookDeliveryInput = { endpointId: endpoint._id, events, retry: deps.retry };
+      try {
+        await deps.temporal.workflow.start('webhookDeliveryWorkflow', {
+          taskQueue: deps.taskQueue,
+          workflowId: `webhook-${endpoint._id}-${key}`,
+          args: [input],
+          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+          searchAttributes: { MerchantId: [merchantId] },
+        });
+        started++;
+      } catch (err) {
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      }
+    }
+  }
+  return started;
+}

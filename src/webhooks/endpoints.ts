@@ -1,0 +1,79 @@
+import type { AppDeps } from '../api/deps.js';
+import { ApiError } from '../domain/errors.js';
+import { newId } from '../domain/ids.js';
+import type { WebhookEndpointDoc } from '../store/documents.js';
+import { deleteWebhookEndpoint, findWebhookEndpoint, insertWebhookEndpoint, replaceWebhookSecrets, webhookEndpointsOf } from '../store/webhook-endpoints.js';
+import { newWebhookSecret } from './secrets.js';
+import { assertPublicDestination, endpointUrlProblem } from './url-policy.js';
+
+export const MAX_ENDPOINTS_PER_MERCHANT = 10;
+/** How long a rotated-out secret keeps signing beside the new one. */
+export const ROTATION_OVERLAP_MS = 24 * 3600_000;
+
+type Deps = Pick<AppDeps, 'store' | 'env' | 'nowMs'>;
+
+export interface EndpointView {
+  id: string;
+  url: string;
+  createdAt: string;
+  /** When the newest secret was made. */
+  secretCreatedAt: string;
+  events: readonly string[];
+}
+
+const EVENTS = ['payment.confirmed', 'payment.failed', 'payment.voided'] as const;
+
+export function endpointView(d: WebhookEndpointDoc): EndpointView {
+  return { id: d._id, url: d.url, createdAt: d.createdAt.toISOString(), secretCreatedAt: d.secrets[0]!.createdAt.toISOString(), events: EVENTS };
+}
+
+async function checkUrl(deps: Deps, url: string): Promise<void> {
+  const problem = endpointUrlProblem(url);
+  if (problem) throw ApiError.invalidRequest([{ path: 'url', message: problem }]);
+  try {
+    await assertPublicDestination(url, deps.env.WEBHOOK_ALLOW_PRIVATE);
+  } catch {
+    throw ApiError.invalidRequest([{ path: 'url', message: 'must resolve to a public address' }]);
+  }
+}
+
+/** Registers an HTTPS endpoint for the merchant; the secret is in this answer only. */
+export async function createEndpoint(deps: Deps, merchantId: string, url: string): Promise<{ endpoint: EndpointView; secret: string }> {
+  await checkUrl(deps, url);
+  if ((await webhookEndpointsOf(deps.store.c, merchantId)).length >= MAX_ENDPOINTS_PER_MERCHANT) {
+    throw ApiError.invalidRequest([{ path: 'url', message: `at most ${MAX_ENDPOINTS_PER_MERCHANT} endpoints per merchant` }]);
+  }
+  const now = new Date(deps.nowMs());
+  const secret = newWebhookSecret();
+  const doc: WebhookEndpointDoc = { _id: `we_${newId().replace(/-/g, '')}`, merchantId, url, secrets: [{ secret, createdAt: now }], createdAt: now };
+  await insertWebhookEndpoint(deps.store.c, doc);
+  return { endpoint: endpointView(doc), secret };
+}
+
+export async function listEndpoints(deps: Deps, merchantId: string): Promise<{ object: 'list'; data: EndpointView[] }> {
+  const docs = await webhookEndpointsOf(deps.store.c, merchantId);
+  return { object: 'list', data: docs.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime()).map(endpointView) };
+}
+
+async function ownEndpoint(deps: Deps, merchantId: string, id: string): Promise<WebhookEndpointDoc> {
+  const doc = /^we_[0-9a-f]{32}$/.test(id) ? await findWebhookEndpoint(deps.store.c, id) : null;
+  if (!doc || doc.merchantId !== merchantId) throw ApiError.notFound('webhook endpoint');
+  return doc;
+}
+
+/** A new secret, shown once; the previous one keeps signing for ROTATION_OVERLAP_MS. */
+export async function rotateEndpointSecret(deps: Deps, merchantId: string, id: string): Promise<{ endpoint: EndpointView; secret: string }> {
+  const doc = await ownEndpoint(deps, merchantId, id);
+  const now = new Date(deps.nowMs());
+  const secret = newWebhookSecret();
+  const previous = doc.secrets.filter((s) => !s.expiresAt || s.expiresAt > now).slice(0, 1).map((s) => ({ ...s, expiresAt: new Date(now.getTime() + ROTATION_OVERLAP_MS) }));
+  const secrets = [{ secret, createdAt: now }, ...previous];
+  await replaceWebhookSecrets(deps.store.c, doc._id, secrets);
+  return { endpoint: endpointView({ ...doc, secrets }), secret };
+}
+
+export async function removeEndpoint(deps: Deps, merchantId: string, id: string): Promise<{ id: string; deleted: true }> {
+  const doc = await ownEndpoint(deps, merchantId, id);
+  await deleteWebhookEndpoint(deps.store.c, merchantId, doc._id);
+  return { id: doc._id, deleted: true };
+}

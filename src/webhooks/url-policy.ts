@@ -1,0 +1,37 @@
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+
+/** Why an endpoint URL is refused, or null. `allowPrivate` is for dev stacks and tests only. */
+export function endpointUrlProblem(raw: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return 'not a URL';
+  }
+  if (url.protocol !== 'https:') return 'must be https';
+  if (url.username || url.password) return 'must not carry credentials';
+  if (url.hash) return 'must not have a fragment';
+  if (raw.length > 2048) return 'longer than 2048 characters';
+  return null;
+}
+
+function isPrivateAddress(ip: string): boolean {
+  if (isIP(ip) === 4) {
+    const [a, b] = ip.split('.').map(Number) as [number, number];
+    return a === 10 || a === 127 || a === 0 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127) || a >= 224;
+  }
+  const v6 = ip.toLowerCase();
+  return v6 === '::1' || v6 === '::' || v6.startsWith('fc') || v6.startsWith('fd') || v6.startsWith('fe80') || v6.startsWith('::ffff:');
+}
+
+/**
+ * Refuses delivery to loopback, private, link-local and multicast addresses (SSRF: an endpoint
+ * must not reach into our network). Checked at every delivery, since DNS can change.
+ */
+export async function assertPublicDestination(raw: string, allowPrivate: boolean): Promise<void> {
+  if (allowPrivate) return;
+  const host = new URL(raw).hostname.replace(/^\[|\]$/g, '');
+  const addresses = isIP(host) ? [host] : (await lookup(host, { all: true })).map((a) => a.address);
+  if (addresses.some(isPrivateAddress)) throw new Error(`webhook endpoint ${host} resolves to a private or loopback address`);
+}

@@ -1,0 +1,201 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:https';
+import type { Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
+import { call, capture, newBorrower, newMerchant, newVoucher, pollUntil, UNTHROTTLED, type TestBorrower, type TestMerchant, type World } from '../helpers/world.js';
+import { freePort } from '../../src/stack/processes.js';
+import { useIsolatedStack } from '../support/isolated-stack.js';
+
+/** A throwaway CA and a certificate for 127.0.0.1 it signed; the worker trusts the CA through NODE_EXTRA_CA_CERTS. */
+function testCertificates(dir: string) {
+  const run = (args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
+  run(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=webhook-test-ca']);
+  run(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=127.0.0.1']);
+  writeFileSync(join(dir, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
+  run(['x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'ext.cnf']);
+  return { ca: join(dir, 'ca.pem'), key: readFileSync(join(dir, 'server.key')), cert: readFileSync(join(dir, 'server.pem')) };
+}
+
+interface Received {
+  id: string;
+  type: string;
+  paymentId: string;
+  status: string;
+}
+
+/** A merchant's HTTPS receiver that verifies every signature with the secrets it knows and records what it accepted. */
+class Receiver {
+  readonly accepted: Received[] = [];
+  rejected = 0;
+  private server?: Server;
+  private readonly sockets = new Set<Socket>();
+  secrets: string[] = [];
+
+  constructor(
+    private readonly tls: { key: Buffer; cert: Buffer },
+    readonly port: number,
+  ) {}
+
+  async start(): Promise<void> {
+    const server = createServer(this.tls, (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks).toString('utf8');
+        const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)]));
+        const verified = this.secrets.some((s) => {
+          try {
+            new Webhook(s).verify(body, headers);
+            return true;
+          } catch {
+            return false;
+          }
+        });
+        if (!verified) {
+          this.rejected++;
+          res.writeHead(401).end();
+          return;
+        }
+        const event = JSON.parse(body) as { type: string; data: { paymentId: string; status: string } };
+        this.accepted.push({ id: headers['webhook-id']!, type: event.type, paymentId: event.data.paymentId, status: event.data.status });
+        res.writeHead(204).end();
+      });
+    });
+    server.on('connection', (s: Socket) => {
+      this.sockets.add(s);
+      s.on('close', () => this.sockets.delete(s));
+    });
+    await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
+    this.server = server;
+  }
+
+  async stop(): Promise<void> {
+    for (const s of this.sockets) s.destroy();
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+    this.server = undefined;
+  }
+
+  uniqueIds(): Set<string> {
+    return new Set(this.accepted.map((r) => r.id));
+  }
+}
+
+async function until(what: string, ms: number, ok: () => boolean): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+const certDir = mkdtempSync(join(tmpdir(), 'cf-webhook-tls-'));
+const tls = testCertificates(certDir);
+
+describe('webhooks: signed settlement events to a merchant endpoint that goes down and comes back', function () {
+  this.timeout(300_000);
+  // Batches of two on one shard with a long window: a lone payment stays unclaimed, so it can be voided.
+  const env = useIsolatedStack({
+    env: {
+      SETTLEMENT_SHARDS: '1',
+      BATCH_MAX_PAYMENTS: '2',
+      BATCH_MAX_WAIT_MS: '600000',
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      WEBHOOK_RETRY_INITIAL_MS: '500',
+      WEBHOOK_RETRY_MAX_MS: '4000',
+      NODE_EXTRA_CA_CERTS: tls.ca,
+    },
+  });
+  let w: World;
+  let m: TestMerchant;
+  let b: TestBorrower;
+  let receiver: Receiver;
+  let endpointId: string;
+
+  before(async function () {
+    w = env().world;
+    [m, b] = await Promise.all([newMerchant(w, 'Webhook merchant', { rateLimits: UNTHROTTLED }), newBorrower(w)]);
+    receiver = new Receiver(tls, await freePort());
+    await receiver.start();
+  });
+
+  after(async function () {
+    await receiver?.stop();
+    rmSync(certDir, { recursive: true, force: true });
+  });
+
+  async function pay(amount: string): Promise<string> {
+    const v = await newVoucher(w, m, b, amount);
+    const res = await capture(w, m, v.captureBody, v.idempotencyKey);
+    assert.equal(res.status, 200, JSON.stringify(res.json));
+    return res.json.receipt.paymentId as string;
+  }
+
+  it('registers an https endpoint and shows its secret once; refuses http and a bad body', async function () {
+    const res = await call(w, 'POST', '/facilitator/webhook-endpoints', { token: m.apiKey, body: { url: `https://127.0.0.1:${receiver.port}/hooks` } });
+    assert.equal(res.status, 201, JSON.stringify(res.json));
+    assert.match(res.json.secret, /^whsec_/);
+    endpointId = res.json.endpoint.id;
+    receiver.secrets = [res.json.secret];
+    const listed = await call(w, 'GET', '/facilitator/webhook-endpoints', { token: m.apiKey });
+    assert.deepEqual(listed.json.data.map((e: { id: string }) => e.id), [endpointId]);
+    assert.ok(!JSON.stringify(listed.json).includes('whsec_'), 'a listing never shows a secret');
+    for (const body of [{ url: `http://127.0.0.1:${receiver.port}/hooks` }, { url: 'not a url' }, { url: 'https://x.test', extra: 1 }, {}]) {
+      const bad = await call(w, 'POST', '/facilitator/webhook-endpoints', { token: m.apiKey, body });
+      assert.equal(bad.status, 400, JSON.stringify(bad.json));
+      assert.equal(bad.json.error.code, 'INVALID_REQUEST');
+    }
+    const stranger = await newMerchant(w, 'Webhook stranger');
+    assert.equal((await call(w, 'POST', `/facilitator/webhook-endpoints/${endpointId}/rotate-secret`, { token: stranger.apiKey })).status, 404);
+    assert.equal((await call(w, 'DELETE', `/facilitator/webhook-endpoints/${endpointId}`, { token: stranger.apiKey })).status, 404);
+  });
+
+  it('delivers payment.confirmed, then everything missed while the endpoint was down, each once by id with a valid signature', async function () {
+    const first = [await pay('1100'), await pay('1200')];
+    for (const id of first) await pollUntil(w, m, id, 'CONFIRMED');
+    await until('two confirmed events', 30_000, () => receiver.uniqueIds().size >= 2);
+
+    await receiver.stop();
+    const missed = [await pay('1300'), await pay('1400')];
+    for (const id of missed) await pollUntil(w, m, id, 'CONFIRMED');
+    const cancelled = await pay('1500');
+    const voided = await call(w, 'POST', `/facilitator/payments/${cancelled}/void`, { token: m.apiKey, idempotencyKey: randomUUID() });
+    assert.equal(voided.status, 200, JSON.stringify(voided.json));
+    await new Promise((r) => setTimeout(r, 10_000)); // down for a while: deliveries fail and back off
+    assert.equal(receiver.uniqueIds().size, 2);
+    await receiver.start();
+
+    await until('every missed event', 60_000, () => receiver.uniqueIds().size >= 5);
+    assert.equal(receiver.rejected, 0, 'every delivery carried a valid signature');
+    const byPayment = new Map(receiver.accepted.map((r) => [r.paymentId, r]));
+    for (const id of [...first, ...missed]) assert.equal(byPayment.get(id)?.type, 'payment.confirmed');
+    assert.equal(byPayment.get(cancelled)?.type, 'payment.voided');
+    assert.equal(byPayment.get(cancelled)?.status, 'VOIDED');
+    assert.equal(receiver.uniqueIds().size, 5, 'one event per payment, whatever was retried');
+
+    const batchId = (await pollUntil(w, m, missed[0]!, 'CONFIRMED')).batchId as string;
+    const run = await w.temporal.workflow.getHandle(`webhook-${endpointId}-${batchId}`).describe();
+    assert.equal(run.status.name, 'COMPLETED', 'the delivery is a workflow an operator can see');
+  });
+
+  it('signs with the new secret after a rotation (the old one keeps working for a day)', async function () {
+    const rotated = await call(w, 'POST', `/facilitator/webhook-endpoints/${endpointId}/rotate-secret`, { token: m.apiKey });
+    assert.equal(rotated.status, 200, JSON.stringify(rotated.json));
+    const old = receiver.secrets[0]!;
+    receiver.secrets = [rotated.json.secret];
+    const before = receiver.uniqueIds().size;
+    for (const id of [await pay('1600'), await pay('1700')]) await pollUntil(w, m, id, 'CONFIRMED');
+    await until('events signed with the new secret', 30_000, () => receiver.uniqueIds().size >= before + 2);
+    assert.equal(receiver.rejected, 0);
+    const last = receiver.accepted.at(-1)!;
+    assert.ok(last.id.startsWith('evt_'));
+    receiver.secrets = [old];
+    const deleted = await call(w, 'DELETE', `/facilitator/webhook-endpoints/${endpointId}`, { token: m.apiKey });
+    assert.equal(deleted.status, 200);
+    assert.deepEqual((await call(w, 'GET', '/facilitator/webhook-endpoints', { token: m.apiKey })).json.data, []);
+  });
+});
