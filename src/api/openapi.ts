@@ -1,13 +1,16 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import { baseUrl, type Env } from '../config/env.js';
-import { CaptureBodySchema, PaymentListQuerySchema, VerifyBodySchema } from './facilitator/schemas.js';
+import { CaptureBodySchema, PaymentListQuerySchema, VerifyBodySchema, WebhookEndpointBodySchema } from './facilitator/schemas.js';
 import {
   BatchViewSchema,
   CaptureResponseSchema,
   ErrorBodySchema,
   PaymentListSchema,
   VoidResponseSchema,
+  WebhookEndpointDeletedSchema,
+  WebhookEndpointListSchema,
+  WebhookEndpointSecretSchema,
   HealthResponseSchema,
   ReceiptSchema,
   SupportedResponseSchema,
@@ -152,6 +155,40 @@ export function openApiDocument(env: Env) {
           },
         },
       },
+      '/facilitator/webhook-endpoints': {
+        post: {
+          operationId: 'createWebhookEndpoint',
+          summary: 'Register an https endpoint for signed settlement events (permission x402:settle:create); the secret is shown once',
+          requestBody: { required: true, ...json('WebhookEndpointRequest') },
+          responses: {
+            '201': { description: 'The endpoint and its secret', ...json('WebhookEndpointSecret') },
+            ...bodyErrors,
+            '400': errorResponse('INVALID_REQUEST: not https, a private address, or more than 10 endpoints'),
+            ...merchantErrors,
+          },
+        },
+        get: {
+          operationId: 'listWebhookEndpoints',
+          summary: "The merchant's endpoints, without secrets (permission x402:settle:read)",
+          responses: { '200': { description: 'The endpoints', ...json('WebhookEndpointList') }, ...merchantErrors },
+        },
+      },
+      '/facilitator/webhook-endpoints/{endpointId}/rotate-secret': {
+        post: {
+          operationId: 'rotateWebhookSecret',
+          summary: 'A new secret, shown once; the previous one keeps signing for 24 h (permission x402:settle:create)',
+          parameters: [{ name: 'endpointId', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: { '200': { description: 'The new secret', ...json('WebhookEndpointSecret') }, '404': errorResponse('NOT_FOUND'), ...merchantErrors },
+        },
+      },
+      '/facilitator/webhook-endpoints/{endpointId}': {
+        delete: {
+          operationId: 'deleteWebhookEndpoint',
+          summary: 'Stop sending events to the endpoint; deliveries in progress stop (permission x402:settle:create)',
+          parameters: [{ name: 'endpointId', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: { '200': { description: 'Deleted', ...json('WebhookEndpointDeleted') }, '404': errorResponse('NOT_FOUND'), ...merchantErrors },
+        },
+      },
       '/facilitator/payments/{paymentId}': {
         get: {
           operationId: 'getPayment',
@@ -178,6 +215,10 @@ export function openApiDocument(env: Env) {
         PaymentList: schemaOf(PaymentListSchema, 'output'),
         VoidResponse: schemaOf(VoidResponseSchema, 'output'),
         BatchView: schemaOf(BatchViewSchema, 'output'),
+        WebhookEndpointRequest: schemaOf(WebhookEndpointBodySchema, 'input'),
+        WebhookEndpointSecret: schemaOf(WebhookEndpointSecretSchema, 'output'),
+        WebhookEndpointList: schemaOf(WebhookEndpointListSchema, 'output'),
+        WebhookEndpointDeleted: schemaOf(WebhookEndpointDeletedSchema, 'output'),
         Supported: schemaOf(SupportedResponseSchema, 'output'),
         Health: schemaOf(HealthResponseSchema, 'output'),
         Error: schemaOf(ErrorBodySchema, 'output'),

@@ -29,6 +29,9 @@ export const COLUMNS = {
   list: '`GET …/facilitator/payments` (list)',
   batch: '`GET …/facilitator/batches/{id}`',
   void: '`POST …/facilitator/payments/{id}/void`',
+  hookCreate: '`POST …/facilitator/webhook-endpoints`',
+  hookList: '`GET …/facilitator/webhook-endpoints`',
+  hookManage: '`POST …/webhook-endpoints/{id}/rotate-secret`, `DELETE …/webhook-endpoints/{id}`',
   mcp: '`POST /mcp` (every tool)',
   metrics: '`GET /metrics` (`METRICS_TOKEN` set)',
 } as const;
@@ -40,9 +43,11 @@ export type Column = keyof typeof COLUMNS;
  * (`invalid_token`, `insufficient_scope`) or UNAUTHENTICATED when no token was sent.
  * `invalidReason` is verify's verdict (on a 200) or a refused capture's reason (on a 422).
  */
-export type Outcome = { status: 200; invalidReason?: string } | { status: 401 | 403 | 404 | 422; code: string; invalidReason?: string };
+export type Outcome = { status: 200 | 201; invalidReason?: string } | { status: 401 | 403 | 404 | 422; code: string; invalidReason?: string };
 
 const ok: Outcome = { status: 200 };
+const created: Outcome = { status: 201 };
+const stepUp: Outcome = { status: 403, code: 'STEP_UP_REQUIRED' };
 const unauth: Outcome = { status: 401, code: 'UNAUTHENTICATED' };
 const invalidToken: Outcome = { status: 401, code: 'invalid_token' };
 
@@ -55,7 +60,7 @@ function refusedOutsideRest(rest: Record<RestColumn, Outcome>): Record<Column, O
 
 /** The same answer on every REST column. */
 function allRest(o: Outcome): Record<RestColumn, Outcome> {
-  return { verify: o, capture: o, payment: o, list: o, batch: o, void: o };
+  return { verify: o, capture: o, payment: o, list: o, batch: o, void: o, hookCreate: o, hookList: o, hookManage: o };
 }
 
 export const MATRIX: Record<Credential, Record<Column, Outcome>> = {
@@ -69,15 +74,28 @@ export const MATRIX: Record<Credential, Record<Column, Outcome>> = {
     list: ok, // its own (empty) list, never A's payments
     batch: { status: 404, code: 'NOT_FOUND' },
     void: { status: 404, code: 'NOT_FOUND' },
+    hookCreate: created, // an endpoint of its own
+    hookList: ok, // its own endpoints, never A's
+    hookManage: { status: 404, code: 'NOT_FOUND' },
   }),
   jwtNoPermission: refusedOutsideRest(allRest({ status: 403, code: 'FORBIDDEN' })),
-  jwtNoStepUp: refusedOutsideRest({ verify: ok, capture: { status: 403, code: 'STEP_UP_REQUIRED' }, payment: ok, list: ok, batch: ok, void: { status: 403, code: 'STEP_UP_REQUIRED' } }),
+  jwtNoStepUp: refusedOutsideRest({
+    verify: ok,
+    capture: stepUp,
+    payment: ok,
+    list: ok,
+    batch: ok,
+    void: stepUp,
+    hookCreate: stepUp,
+    hookList: ok,
+    hookManage: stepUp,
+  }),
   borrowerToken: { ...allRest(unauth), mcp: ok, metrics: unauth },
   borrowerNoScope: { ...allRest(unauth), mcp: { status: 403, code: 'insufficient_scope' }, metrics: unauth },
   expired: refusedOutsideRest(allRest(unauth)),
   wrongAudience: refusedOutsideRest(allRest(unauth)),
-  merchantKey: refusedOutsideRest(allRest(ok)),
-  merchantJwt: refusedOutsideRest(allRest(ok)),
+  merchantKey: refusedOutsideRest({ ...allRest(ok), hookCreate: created }),
+  merchantJwt: refusedOutsideRest({ ...allRest(ok), hookCreate: created }),
   metricsToken: { ...allRest(unauth), mcp: invalidToken, metrics: ok },
 };
 
@@ -89,6 +107,9 @@ export const COLUMN_ROUTES: Record<Column, string[]> = {
   list: ['GET /api/v1/facilitator/payments'],
   batch: ['GET /api/v1/facilitator/batches/:batchId'],
   void: ['POST /api/v1/facilitator/payments/:paymentId/void'],
+  hookCreate: ['POST /api/v1/facilitator/webhook-endpoints'],
+  hookList: ['GET /api/v1/facilitator/webhook-endpoints'],
+  hookManage: ['DELETE /api/v1/facilitator/webhook-endpoints/:endpointId', 'POST /api/v1/facilitator/webhook-endpoints/:endpointId/rotate-secret'],
   mcp: ['ANY /mcp'],
   metrics: ['GET /metrics'],
 };
@@ -136,7 +157,7 @@ export const FIXED_ROUTES: FixedRoute[] = [
 ];
 
 function cell(o: Outcome): string {
-  if (o.status === 200) return o.invalidReason ? `200, \`isValid:false\` \`${o.invalidReason}\`` : '200';
+  if (!('code' in o)) return o.status === 201 ? '201' : o.invalidReason ? `200, \`isValid:false\` \`${o.invalidReason}\`` : '200';
   return `${o.status} \`${o.code}\`${o.invalidReason ? ` \`${o.invalidReason}\`` : ''}`;
 }
 

@@ -85,5 +85,13 @@ describe('OpenAPI 3.1 document and the real responses', function () {
     check('/facilitator/payments/{paymentId}/void', 'post', await call(w, 'POST', voidPath(first.json.receipt.paymentId), { token: m.apiKey, idempotencyKey: randomUUID() }));
     check('/facilitator/payments/{paymentId}/void', 'post', await call(w, 'POST', voidPath(randomUUID()), { token: m.apiKey, idempotencyKey: randomUUID() }));
     check('/facilitator/payments/{paymentId}/void', 'post', await call(w, 'POST', voidPath(randomUUID()), { token: m.apiKey }));
+
+    const hook = await call(w, 'POST', '/facilitator/webhook-endpoints', { token: m.apiKey, body: { url: 'https://127.0.0.1:9/hooks' } });
+    check('/facilitator/webhook-endpoints', 'post', hook);
+    check('/facilitator/webhook-endpoints', 'post', await call(w, 'POST', '/facilitator/webhook-endpoints', { token: m.apiKey, body: { url: 'http://x' } }));
+    check('/facilitator/webhook-endpoints', 'get', await call(w, 'GET', '/facilitator/webhook-endpoints', { token: m.apiKey }));
+    check('/facilitator/webhook-endpoints/{endpointId}/rotate-secret', 'post', await call(w, 'POST', `/facilitator/webhook-endpoints/${hook.json.endpoint.id}/rotate-secret`, { token: m.apiKey }));
+    check('/facilitator/webhook-endpoints/{endpointId}', 'delete', await call(w, 'DELETE', `/facilitator/webhook-endpoints/${hook.json.endpoint.id}`, { token: m.apiKey }));
+    check('/facilitator/webhook-endpoints/{endpointId}', 'delete', await call(w, 'DELETE', `/facilitator/webhook-endpoints/${hook.json.endpoint.id}`, { token: m.apiKey }));
   });
 });

@@ -33,7 +33,7 @@ const describeAnswer = (r: JsonResponse) => `${r.status} ${JSON.stringify(r.json
 function assertRest(r: JsonResponse, want: Outcome, what: string) {
   assert.equal(r.status, want.status, `${what}: ${describeAnswer(r)}`);
   assert.ok(!JSON.stringify(r.json).includes('    at '), `${what}: no stack trace`);
-  if (want.status === 200) return;
+  if (!('code' in want)) return;
   assert.equal(r.json.error.code, want.code, what);
   assert.match(r.json.error.requestId, /^req_/, what);
   assert.equal(typeof r.json.error.message, 'string', what);
@@ -106,8 +106,8 @@ describe('security matrix: every credential against every route and tool', funct
       case 'otherMerchantKey':
         return [bearer(other.apiKey)];
       case 'jwtNoPermission':
-        if (column === 'capture' || column === 'void') return [bearer(tokens.jwtReadOnly!)];
-        if (column === 'verify' || column === 'payment' || column === 'list' || column === 'batch') return [bearer(tokens.jwtCreateOnly!)];
+        if (column === 'capture' || column === 'void' || column === 'hookCreate' || column === 'hookManage') return [bearer(tokens.jwtReadOnly!)];
+        if (column === 'verify' || column === 'payment' || column === 'list' || column === 'batch' || column === 'hookList') return [bearer(tokens.jwtCreateOnly!)];
         return [bearer(tokens.jwtReadOnly!), bearer(tokens.jwtCreateOnly!)];
       case 'jwtNoStepUp':
         return [bearer(tokens.jwtNoMfa!), bearer(tokens.jwtStaleMfa!)];
@@ -205,6 +205,40 @@ describe('security matrix: every credential against every route and tool', funct
     }
     assert.equal((await pollUntil(w, a, paymentId, 'CONFIRMED')).transaction, settled.transaction, 'the refused voids left the payment alone');
 
+    // Webhook endpoints: A's own endpoint is the target of every refused rotation and deletion.
+    const hookUrl = 'https://127.0.0.1:9/x402'; // nothing listens: deliveries fail and stop once the endpoint is deleted
+    const aHook = await send(`${w.baseUrl}/facilitator/webhook-endpoints`, 'POST', `Bearer ${a.apiKey}`, { url: hookUrl });
+    assert.equal(aHook.status, 201, describeAnswer(aHook));
+    const aHookId = aHook.json.endpoint.id as string;
+    for (const cred of CREDENTIAL_NAMES) {
+      for (const auth of authorizations(cred, 'hookCreate')) {
+        const r = await send(`${w.baseUrl}/facilitator/webhook-endpoints`, 'POST', auth, { url: hookUrl });
+        assertRest(r, MATRIX[cred].hookCreate, `webhook create with ${cred} (${auth?.slice(0, 24)})`);
+        if (r.status === 201) {
+          assert.match(r.json.secret, /^whsec_/);
+          const owner = cred === 'otherMerchantKey' ? other : a;
+          await send(`${w.baseUrl}/facilitator/webhook-endpoints/${r.json.endpoint.id}`, 'DELETE', `Bearer ${owner.apiKey}`);
+        }
+      }
+      for (const auth of authorizations(cred, 'hookList')) {
+        const r = await send(`${w.baseUrl}/facilitator/webhook-endpoints`, 'GET', auth);
+        assertRest(r, MATRIX[cred].hookList, `webhook list with ${cred} (${auth?.slice(0, 24)})`);
+        if (r.status === 200) assert.equal((r.json.data as { id: string }[]).some((e) => e.id === aHookId), cred !== 'otherMerchantKey');
+      }
+      for (const auth of authorizations(cred, 'hookManage')) {
+        const want = MATRIX[cred].hookManage;
+        // An admitted credential manages an endpoint made for it; every refusal aims at A's.
+        const target = want.status === 200 ? ((await send(`${w.baseUrl}/facilitator/webhook-endpoints`, 'POST', `Bearer ${a.apiKey}`, { url: hookUrl })).json.endpoint.id as string) : aHookId;
+        const rotated = await send(`${w.baseUrl}/facilitator/webhook-endpoints/${target}/rotate-secret`, 'POST', auth);
+        assertRest(rotated, want, `webhook rotate with ${cred} (${auth?.slice(0, 24)})`);
+        const removed = await send(`${w.baseUrl}/facilitator/webhook-endpoints/${target}`, 'DELETE', auth);
+        assertRest(removed, want, `webhook delete with ${cred} (${auth?.slice(0, 24)})`);
+      }
+    }
+    const still = await send(`${w.baseUrl}/facilitator/webhook-endpoints`, 'GET', `Bearer ${a.apiKey}`);
+    assert.deepEqual((still.json.data as { id: string; secretCreatedAt: string }[]).map((e) => [e.id, e.secretCreatedAt]), [[aHookId, aHook.json.endpoint.secretCreatedAt]], 'refusals neither rotated nor deleted A\'s endpoint');
+    assert.equal((await send(`${w.baseUrl}/facilitator/webhook-endpoints/${aHookId}`, 'DELETE', `Bearer ${a.apiKey}`)).status, 200);
+
     // Nothing the refusals touched moved: no payment, no bound key, the spend intent still reserved.
     const voucher = target.prepared.voucher;
     assert.equal(await w.store.c.payments.countDocuments({ voucherId: voucher.voucherId }), 0);
@@ -227,7 +261,7 @@ describe('security matrix: every credential against every route and tool', funct
           const r = await send(mcpUrl(w.cli.env), 'POST', auth, message, { accept: 'application/json, text/event-stream' });
           assert.equal(r.status, want.status, `${what}: ${describeAnswer(r)}`);
           assert.equal(r.json.jsonrpc, '2.0', what);
-          if (want.status === 200) {
+          if (!('code' in want)) {
             assert.ok(r.json.result && !r.json.error, `${what}: the tool ran: ${describeAnswer(r)}`);
             continue;
           }

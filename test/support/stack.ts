@@ -22,6 +22,10 @@ export async function testSource(dir: string, overrides: Record<string, string> 
     CAPTURE_SWEEP_AFTER_SECONDS: '2',
     CAPTURE_SWEEP_INTERVAL_SECONDS: '1',
     OAUTH_DCR_ALLOWED_HOSTS: 'agent.example.com',
+    // Webhook receivers in tests listen on 127.0.0.1 (the SSRF guard refuses it in production).
+    WEBHOOK_ALLOW_PRIVATE: 'true',
+    WEBHOOK_RETRY_INITIAL_MS: '500',
+    WEBHOOK_RETRY_MAX_MS: '4000',
     ...(external ? { MONGODB_URI: external, MONGODB_DB: `cf_test_${process.pid}_${Date.now()}` } : {}),
     ...overrides,
   };

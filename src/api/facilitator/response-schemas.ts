@@ -56,6 +56,23 @@ export const BatchViewSchema = z.object({
   amount: BaseUnits.describe("Sum of the caller's payments in the batch"),
 });
 
+export const WebhookEndpointSchema = z.object({
+  id: z.string(),
+  url: z.string(),
+  createdAt: IsoTime,
+  secretCreatedAt: IsoTime,
+  events: z.array(z.string()).describe('payment.confirmed, payment.failed, payment.voided'),
+});
+
+export const WebhookEndpointSecretSchema = z.object({
+  endpoint: WebhookEndpointSchema,
+  secret: z.string().describe('whsec_…: shown in this answer only; verify signatures with it (Standard Webhooks)'),
+});
+
+export const WebhookEndpointListSchema = z.object({ object: z.literal('list'), data: z.array(WebhookEndpointSchema) });
+
+export const WebhookEndpointDeletedSchema = z.object({ id: z.string(), deleted: z.literal(true) });
+
 export const VerifyResponseSchema = z.object({
   isValid: z.boolean(),
   invalidReason: z.enum(INVALID_REASONS).optional(),
