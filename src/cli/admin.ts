@@ -7,6 +7,7 @@ import { createMerchant, jwtIssue, keyIssue, keyList, keyRevoke, keyRotate, merc
 import { print, UsageError } from './output.js';
 import { stackBackup, stackRestore } from './stack-commands.js';
 import { paymentsExport, paymentsReconcile } from './payment-commands.js';
+import { webhookAdd, webhookList, webhookRemove, webhookRotate } from './webhook-commands.js';
 
 type Flags = Record<string, string | boolean | undefined>;
 interface Command {
@@ -110,6 +111,31 @@ const COMMANDS: Record<string, Command> = {
       if (report.differences.length > 0) process.exitCode = 1;
       return report;
     },
+  },
+  'webhook add': {
+    usage: 'webhook add --merchant <merchantId> --url <https URL>',
+    summary: 'Register a webhook endpoint for a merchant (payment.confirmed, payment.failed, payment.voided); prints its secret once.',
+    options: { merchant: { type: 'string' }, url: { type: 'string' } },
+    run: (ctx, f) => webhookAdd(ctx, { ...(s(f, 'merchant') ? { merchant: s(f, 'merchant') } : {}), ...(s(f, 'url') ? { url: s(f, 'url') } : {}) }),
+    note: 'Give the secret to the merchant now: it is not shown again (rotate to issue a new one).',
+  },
+  'webhook list': {
+    usage: 'webhook list --merchant <merchantId>',
+    summary: "List a merchant's webhook endpoints (never their secrets).",
+    options: { merchant: { type: 'string' } },
+    run: (ctx, f) => webhookList(ctx, { ...(s(f, 'merchant') ? { merchant: s(f, 'merchant') } : {}) }),
+  },
+  'webhook rotate': {
+    usage: 'webhook rotate --merchant <merchantId> --endpoint <we_…>',
+    summary: 'Issue a new signing secret (shown once); the old one keeps signing for 24 hours.',
+    options: { merchant: { type: 'string' }, endpoint: { type: 'string' } },
+    run: (ctx, f) => webhookRotate(ctx, { ...(s(f, 'merchant') ? { merchant: s(f, 'merchant') } : {}), ...(s(f, 'endpoint') ? { endpoint: s(f, 'endpoint') } : {}) }),
+  },
+  'webhook remove': {
+    usage: 'webhook remove --merchant <merchantId> --endpoint <we_…>',
+    summary: 'Delete a webhook endpoint; its pending deliveries stop.',
+    options: { merchant: { type: 'string' }, endpoint: { type: 'string' } },
+    run: (ctx, f) => webhookRemove(ctx, { ...(s(f, 'merchant') ? { merchant: s(f, 'merchant') } : {}), ...(s(f, 'endpoint') ? { endpoint: s(f, 'endpoint') } : {}) }),
   },
   'stack backup': {
     usage: 'stack backup --to <new directory> [--rpc-url <anvil url>]',

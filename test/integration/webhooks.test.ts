@@ -10,6 +10,7 @@ import { Webhook } from 'standardwebhooks';
 import { call, capture, newBorrower, newMerchant, newVoucher, pollUntil, UNTHROTTLED, type TestBorrower, type TestMerchant, type World } from '../helpers/world.js';
 import { freePort } from '../../src/stack/processes.js';
 import { useIsolatedStack } from '../support/isolated-stack.js';
+import { webhookAdd, webhookList, webhookRemove, webhookRotate } from '../../src/cli/webhook-commands.js';
 
 /** A throwaway CA and a certificate for 127.0.0.1 it signed; the worker trusts the CA through NODE_EXTRA_CA_CERTS. */
 function testCertificates(dir: string) {
@@ -180,6 +181,17 @@ describe('webhooks: signed settlement events to a merchant endpoint that goes do
     const batchId = (await pollUntil(w, m, missed[0]!, 'CONFIRMED')).batchId as string;
     const run = await w.temporal.workflow.getHandle(`webhook-${endpointId}-${batchId}`).describe();
     assert.equal(run.status.name, 'COMPLETED', 'the delivery is a workflow an operator can see');
+  });
+
+  it('lets the operator add, list, rotate and remove an endpoint from the CLI', async function () {
+    const added = await webhookAdd(w.cli, { merchant: m.merchantId, url: `https://127.0.0.1:${receiver.port}/cli` });
+    assert.match(added.secret, /^whsec_/);
+    assert.ok((await webhookList(w.cli, { merchant: m.merchantId })).some((e) => e.id === added.id));
+    const rotated = await webhookRotate(w.cli, { merchant: m.merchantId, endpoint: added.id });
+    assert.notEqual(rotated.secret, added.secret);
+    await webhookRemove(w.cli, { merchant: m.merchantId, endpoint: added.id });
+    assert.ok(!(await webhookList(w.cli, { merchant: m.merchantId })).some((e) => e.id === added.id));
+    await assert.rejects(webhookAdd(w.cli, { merchant: m.merchantId, url: `http://127.0.0.1:${receiver.port}/cli` }), /--url must be https/);
   });
 
   it('signs with the new secret after a rotation (the old one keeps working for a day)', async function () {
