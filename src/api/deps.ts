@@ -1,5 +1,6 @@
 import type { CaptureFinisher } from '../payments/finish-capture.js';
 import type { PaymentStatusCache } from '../payments/status-cache.js';
+import type { ReceiptSigner } from '../payments/signed-receipt.js';
 import type { CaptureAdmission } from './capture-admission.js';
 import type { MerchantCache } from '../store/merchant-cache.js';
 import type { Client } from '@temporalio/client';
@@ -38,6 +39,8 @@ export interface AppDeps {
   logger: Logger;
   settlement: SettlementInfo;
   oauthKeys: OAuthKeys;
+  /** Signs CONFIRMED receipts (GET /facilitator/payments/{id}/receipt); absent, that route is 503. */
+  receiptSigner?: ReceiptSigner;
   /** Prometheus registry and counters; absent when a test builds deps in-process. */
   metrics?: { registry: Registry; api: ApiMetrics };
   /** Starts captured payments' workflows after the answer; absent, capture awaits the start itself. */

@@ -7,6 +7,8 @@ import {
   CaptureResponseSchema,
   ErrorBodySchema,
   PaymentListSchema,
+  ReceiptKeysSchema,
+  SignedReceiptSchema,
   VoidResponseSchema,
   WebhookEndpointDeletedSchema,
   WebhookEndpointListSchema,
@@ -189,6 +191,27 @@ export function openApiDocument(env: Env) {
           responses: { '200': { description: 'Deleted', ...json('WebhookEndpointDeleted') }, '404': errorResponse('NOT_FOUND'), ...merchantErrors },
         },
       },
+      '/facilitator/payments/{paymentId}/receipt': {
+        get: {
+          operationId: 'getSignedReceipt',
+          summary: 'The CONFIRMED receipt signed by the facilitator (ES256 JWS), to prove settlement without asking us (permission x402:settle:read)',
+          parameters: [{ name: 'paymentId', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: {
+            '200': { description: 'The signed receipt', ...json('SignedReceipt') },
+            '404': errorResponse('NOT_FOUND'),
+            '409': errorResponse('PAYMENT_NOT_CONFIRMED, with paymentStatus'),
+            ...merchantErrors,
+          },
+        },
+      },
+      '/facilitator/receipt-keys': {
+        get: {
+          operationId: 'getReceiptKeys',
+          summary: 'Public: the JWKS that verifies signed receipts',
+          security: [],
+          responses: { '200': { description: 'JWKS', ...json('ReceiptKeys') } },
+        },
+      },
       '/facilitator/payments/{paymentId}': {
         get: {
           operationId: 'getPayment',
@@ -215,6 +238,8 @@ export function openApiDocument(env: Env) {
         PaymentList: schemaOf(PaymentListSchema, 'output'),
         VoidResponse: schemaOf(VoidResponseSchema, 'output'),
         BatchView: schemaOf(BatchViewSchema, 'output'),
+        SignedReceipt: schemaOf(SignedReceiptSchema, 'output'),
+        ReceiptKeys: schemaOf(ReceiptKeysSchema, 'output'),
         WebhookEndpointRequest: schemaOf(WebhookEndpointBodySchema, 'input'),
         WebhookEndpointSecret: schemaOf(WebhookEndpointSecretSchema, 'output'),
         WebhookEndpointList: schemaOf(WebhookEndpointListSchema, 'output'),

@@ -10,6 +10,7 @@ import { createApp } from './app.js';
 import { clientErrorHandler } from './client-errors.js';
 import { loadSettlementInfo } from './settlement-info.js';
 import { loadOrCreateOAuthKeys } from '../auth/oauth/keys.js';
+import { loadOrCreateReceiptSigner } from '../payments/signed-receipt.js';
 import { apiMetrics, createRegistry, storeCommandCounter } from '../observability/metrics.js';
 import { BackgroundCaptureFinisher } from '../payments/finish-capture.js';
 import { startSlotSweeper } from './slot-sweeper.js';
@@ -41,6 +42,7 @@ async function main() {
     ...(env.MERCHANT_JWT_PUBLIC_JWK ? { publicJwk: JSON.parse(env.MERCHANT_JWT_PUBLIC_JWK) as JWK } : {}),
   });
   const oauthKeys = await loadOrCreateOAuthKeys(store);
+  const receiptSigner = await loadOrCreateReceiptSigner(store);
   const metrics = { registry, api: apiMetrics(registry) };
   const captureFinisher = new BackgroundCaptureFinisher({ temporal, taskQueue: env.TEMPORAL_TASK_QUEUE }, logger);
   const captureAdmission = new CaptureAdmission(
@@ -50,7 +52,7 @@ async function main() {
   );
   const statusCache = new PaymentStatusCache();
   const app = createApp({
-    env, store, temporal, verifyJwt, logger, settlement, oauthKeys, metrics, captureFinisher, captureAdmission, statusCache, merchantCache: new MerchantCache(), nowMs: () => Date.now(),
+    env, store, temporal, verifyJwt, logger, settlement, oauthKeys, receiptSigner, metrics, captureFinisher, captureAdmission, statusCache, merchantCache: new MerchantCache(), nowMs: () => Date.now(),
   });
   const slotSweeper = startSlotSweeper(store.c, logger);
   const server = createServer(app.callback());

@@ -13,6 +13,7 @@ export type ErrorCode =
   | 'IDEMPOTENCY_KEY_CONFLICT'
   | 'PAYMENT_ALREADY_CLAIMED'
   | 'PAYMENT_NOT_VOIDABLE'
+  | 'PAYMENT_NOT_CONFIRMED'
   | 'PAYLOAD_TOO_LARGE'
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'HEADERS_TOO_LARGE'
@@ -34,6 +35,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   IDEMPOTENCY_KEY_CONFLICT: 409,
   PAYMENT_ALREADY_CLAIMED: 409,
   PAYMENT_NOT_VOIDABLE: 409,
+  PAYMENT_NOT_CONFIRMED: 409,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   HEADERS_TOO_LARGE: 431,
@@ -139,6 +141,10 @@ export class ApiError extends Error {
 
   static paymentNotVoidable(status: string): ApiError {
     return new ApiError('PAYMENT_NOT_VOIDABLE', `A payment in status ${status} cannot be voided.`, { extra: { paymentStatus: status } });
+  }
+
+  static paymentNotConfirmed(status: string): ApiError {
+    return new ApiError('PAYMENT_NOT_CONFIRMED', `A signed receipt exists only once the payment is CONFIRMED; it is ${status}.`, { extra: { paymentStatus: status } });
   }
 
   static payloadTooLarge(limitBytes?: number): ApiError {

@@ -26,6 +26,7 @@ export const COLUMNS = {
   verify: '`POST …/facilitator/verify`',
   capture: '`POST …/facilitator/capture`',
   payment: '`GET …/facilitator/payments/{id}`',
+  receipt: '`GET …/facilitator/payments/{id}/receipt` (signed)',
   list: '`GET …/facilitator/payments` (list)',
   batch: '`GET …/facilitator/batches/{id}`',
   void: '`POST …/facilitator/payments/{id}/void`',
@@ -60,7 +61,7 @@ function refusedOutsideRest(rest: Record<RestColumn, Outcome>): Record<Column, O
 
 /** The same answer on every REST column. */
 function allRest(o: Outcome): Record<RestColumn, Outcome> {
-  return { verify: o, capture: o, payment: o, list: o, batch: o, void: o, hookCreate: o, hookList: o, hookManage: o };
+  return { verify: o, capture: o, payment: o, receipt: o, list: o, batch: o, void: o, hookCreate: o, hookList: o, hookManage: o };
 }
 
 export const MATRIX: Record<Credential, Record<Column, Outcome>> = {
@@ -71,6 +72,7 @@ export const MATRIX: Record<Credential, Record<Column, Outcome>> = {
     verify: { status: 200, invalidReason: 'recipient_mismatch' },
     capture: { status: 422, code: 'PAYMENT_REJECTED', invalidReason: 'recipient_mismatch' },
     payment: { status: 404, code: 'NOT_FOUND' },
+    receipt: { status: 404, code: 'NOT_FOUND' },
     list: ok, // its own (empty) list, never A's payments
     batch: { status: 404, code: 'NOT_FOUND' },
     void: { status: 404, code: 'NOT_FOUND' },
@@ -83,6 +85,7 @@ export const MATRIX: Record<Credential, Record<Column, Outcome>> = {
     verify: ok,
     capture: stepUp,
     payment: ok,
+    receipt: ok,
     list: ok,
     batch: ok,
     void: stepUp,
@@ -104,6 +107,7 @@ export const COLUMN_ROUTES: Record<Column, string[]> = {
   verify: ['POST /api/v1/facilitator/verify'],
   capture: ['POST /api/v1/facilitator/capture'],
   payment: ['GET /api/v1/facilitator/payments/:paymentId'],
+  receipt: ['GET /api/v1/facilitator/payments/:paymentId/receipt'],
   list: ['GET /api/v1/facilitator/payments'],
   batch: ['GET /api/v1/facilitator/batches/:batchId'],
   void: ['POST /api/v1/facilitator/payments/:paymentId/void'],
@@ -134,6 +138,7 @@ const unknownSigningRequest = '00000000-0000-4000-8000-000000000000';
 export const FIXED_ROUTES: FixedRoute[] = [
   { route: 'GET /api/v1/facilitator/supported', method: 'GET', path: '/api/v1/facilitator/supported', when: 'public', expect: { status: 200 } },
   { route: 'GET /api/v1/facilitator/health', method: 'GET', path: '/api/v1/facilitator/health', when: 'public', expect: { status: 200 } },
+  { route: 'GET /api/v1/facilitator/receipt-keys', method: 'GET', path: '/api/v1/facilitator/receipt-keys', when: 'public', expect: { status: 200 } },
   { route: 'GET /api/v1/openapi.json', method: 'GET', path: '/api/v1/openapi.json', when: 'public', expect: { status: 200 } },
   { route: 'GET /.well-known/oauth-protected-resource/mcp', method: 'GET', path: '/.well-known/oauth-protected-resource/mcp', when: 'public', expect: { status: 200 } },
   { route: 'GET /.well-known/oauth-protected-resource', method: 'GET', path: '/.well-known/oauth-protected-resource', when: 'public', expect: { status: 200 } },

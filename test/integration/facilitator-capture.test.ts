@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { decodeEventLog, encodeEventTopics } from 'viem';
+import { createLocalJWKSet, jwtVerify } from 'jose';
 import { uuidToBytes32 } from '../../src/domain/ids.js';
 import { call, capture, erc20BalanceOf, newBorrower, newMerchant, newVoucher, paymentSettledEvent, pollUntil, world, type TestBorrower, type World } from '../helpers/world.js';
 
@@ -188,6 +189,30 @@ describe('facilitator: capture to CONFIRMED on chain', function () {
     assert.equal(tooShort.json.error.code, 'IDEMPOTENCY_KEY_INVALID');
     const supported = await call(w, 'GET', '/facilitator/supported');
     assert.deepEqual(supported.json.extensions, ['payment-identifier']);
+  });
+
+  it('signs a CONFIRMED receipt that anyone verifies offline with the published key; earlier states are 409', async function () {
+    const m = await newMerchant(w);
+    const v = await newVoucher(w, m, shared, '4300', { orderRef: 'signed-1' });
+    const res = await capture(w, m, v.captureBody);
+    const id = res.json.receipt.paymentId as string;
+    const early = await call(w, 'GET', `/facilitator/payments/${id}/receipt`, { token: m.apiKey });
+    if (early.status === 409) assert.equal(early.json.error.code, 'PAYMENT_NOT_CONFIRMED');
+    const done = await pollUntil(w, m, id, 'CONFIRMED');
+    const signed = await call(w, 'GET', `/facilitator/payments/${id}/receipt`, { token: m.apiKey });
+    assert.equal(signed.status, 200, JSON.stringify(signed.json));
+    const keys = await call(w, 'GET', '/facilitator/receipt-keys');
+    const jwks = createLocalJWKSet(keys.json);
+    const { payload, protectedHeader } = await jwtVerify(signed.json.jws, jwks, { issuer: w.baseUrl, subject: id, typ: 'x402-receipt+jwt' });
+    assert.equal(protectedHeader.alg, 'ES256');
+    const r = payload.receipt as { transaction: string; blockNumber: string; amount: string; merchantId: string; status: string };
+    assert.deepEqual([r.status, r.transaction, r.blockNumber, r.amount, r.merchantId], ['CONFIRMED', done.transaction, done.blockNumber, '4300', m.merchantId]);
+    const [h, p, sig] = (signed.json.jws as string).split('.');
+    const forged = Buffer.from(JSON.stringify({ ...payload, receipt: { ...r, amount: '999999' } })).toString('base64url');
+    await assert.rejects(jwtVerify(`${h}.${forged}.${sig}`, jwks), /signature/);
+    assert.ok(p);
+    const stranger = await newMerchant(w);
+    assert.equal((await call(w, 'GET', `/facilitator/payments/${id}/receipt`, { token: stranger.apiKey })).status, 404);
   });
 
   it('answers malformed bodies with 400, 413 and 415 in the one error shape', async function () {

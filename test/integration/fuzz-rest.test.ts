@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
+import { z } from 'zod';
 import { BatchViewSchema, CaptureResponseSchema, PaymentListSchema, ReceiptSchema, VerifyResponseSchema, VoidResponseSchema } from '../../src/api/facilitator/response-schemas.js';
 import { isUuidV4 } from '../../src/domain/ids.js';
 import { checkRestAnswer, send, Tally, type RawRequest } from '../helpers/fuzz-checks.js';
@@ -186,6 +187,43 @@ describe('fuzz: the facilitator REST edges on the real stack', function () {
     console.log(`      list, batch and void outcomes: ${tally}`);
     tally.assertReached(['list:200', 'list:400:INVALID_REQUEST', 'list:401:UNAUTHENTICATED', 'batch:200', 'batch:404:NOT_FOUND', 'void:404:NOT_FOUND', 'void:409:PAYMENT_ALREADY_CLAIMED', 'void:400:IDEMPOTENCY_KEY_INVALID']);
     await assertOnlyExpected(w, scope, before, new Expected());
+  });
+
+  it(`webhook endpoints: ${CASES} bodies, URLs, ids and headers; only an https URL is registered, only the owner manages it`, async function () {
+    const tally = new Tally();
+    const owners = new Map([[m.apiKey, m.merchantId], [other.apiKey, other.merchantId]]);
+    const ownerOf = (auth: string | undefined) => owners.get(/^bearer\s+(\S+)\s*$/i.exec(auth ?? '')?.[1] ?? '');
+    const own = await fetch(`${w.baseUrl}/facilitator/webhook-endpoints`, { method: 'POST', headers: { authorization: `Bearer ${m.apiKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ url: 'https://127.0.0.1:9/own' }) });
+    const ownId = ((await own.json()) as { endpoint: { id: string } }).endpoint.id;
+    const url = fc.oneof(
+      { weight: 2, arbitrary: fc.constantFrom('https://127.0.0.1:9/h', 'http://127.0.0.1:9/h', 'https://u:p@127.0.0.1/h', 'https://127.0.0.1/h#x', 'ftp://x', 'https://', '', 'https://[::1]/h') },
+      { weight: 1, arbitrary: nastyString.filter((x) => x.length < 3_000) },
+    );
+    const id = fc.oneof({ weight: 2, arbitrary: fc.constantFrom(ownId, ownId.toUpperCase(), 'we_0', 'we_' + '0'.repeat(32)) }, { weight: 1, arbitrary: pathSegment.filter((x) => !['', '.', '..', '%2e%2e'].includes(x)) });
+    const arb = fc.oneof(
+      fc.record({ kind: fc.constant('create' as const), method: fc.constant('POST'), path: fc.constant('/facilitator/webhook-endpoints'), body: fc.oneof(url.chain((u) => bodyTextOf({ url: u })), fc.constant('{}')), contentType, auth: authHeader(m, other), accept }),
+      fc.record({ kind: fc.constant('rotate' as const), method: fc.constant('POST'), path: id.map((x) => `/facilitator/webhook-endpoints/${x}/rotate-secret`), auth: authHeader(m, other), accept }),
+    );
+    const made: { id: string; auth: string }[] = [];
+    await fuzzCases(arb, async (c) => {
+      const req = request(w, c.path, c);
+      const a = await send(req);
+      const { code, json } = checkRestAnswer(req, a, z.object({ endpoint: z.object({ id: z.string(), url: z.string() }), secret: z.string().startsWith('whsec_') }));
+      if (!code) {
+        const answer = json as { endpoint: { id: string; url: string } };
+        assert.ok(answer.endpoint.url.startsWith('https://'), `only https is registered: ${a.text}`);
+        if (c.kind === 'create') made.push({ id: answer.endpoint.id, auth: c.auth! });
+        else {
+          assert.equal(answer.endpoint.id, ownId);
+          assert.equal(ownerOf(c.auth), m.merchantId, 'only the owner rotates its secret');
+        }
+      }
+      tally.add(`${c.kind}:${code ? `${a.status}:${code}` : a.status}`);
+    });
+    for (const e of made) await fetch(`${w.baseUrl}/facilitator/webhook-endpoints/${e.id}`, { method: 'DELETE', headers: { authorization: e.auth } });
+    await fetch(`${w.baseUrl}/facilitator/webhook-endpoints/${ownId}`, { method: 'DELETE', headers: { authorization: `Bearer ${m.apiKey}` } });
+    console.log(`      webhook endpoint outcomes: ${tally}`);
+    tally.assertReached(['create:201', 'create:400:INVALID_REQUEST', 'create:401:UNAUTHENTICATED', 'rotate:200', 'rotate:404:NOT_FOUND']);
   });
 
   it(`POST /facilitator/capture: ${CASES} mutated bodies, Idempotency-Keys and headers; only accepted captures leave state`, async function () {

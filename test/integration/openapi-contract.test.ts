@@ -86,6 +86,9 @@ describe('OpenAPI 3.1 document and the real responses', function () {
     check('/facilitator/payments/{paymentId}/void', 'post', await call(w, 'POST', voidPath(randomUUID()), { token: m.apiKey, idempotencyKey: randomUUID() }));
     check('/facilitator/payments/{paymentId}/void', 'post', await call(w, 'POST', voidPath(randomUUID()), { token: m.apiKey }));
 
+    check('/facilitator/payments/{paymentId}/receipt', 'get', await call(w, 'GET', `/facilitator/payments/${first.json.receipt.paymentId}/receipt`, { token: m.apiKey }));
+    check('/facilitator/receipt-keys', 'get', await call(w, 'GET', '/facilitator/receipt-keys'));
+
     const hook = await call(w, 'POST', '/facilitator/webhook-endpoints', { token: m.apiKey, body: { url: 'https://127.0.0.1:9/hooks' } });
     check('/facilitator/webhook-endpoints', 'post', hook);
     check('/facilitator/webhook-endpoints', 'post', await call(w, 'POST', '/facilitator/webhook-endpoints', { token: m.apiKey, body: { url: 'http://x' } }));

@@ -107,7 +107,7 @@ describe('security matrix: every credential against every route and tool', funct
         return [bearer(other.apiKey)];
       case 'jwtNoPermission':
         if (column === 'capture' || column === 'void' || column === 'hookCreate' || column === 'hookManage') return [bearer(tokens.jwtReadOnly!)];
-        if (column === 'verify' || column === 'payment' || column === 'list' || column === 'batch' || column === 'hookList') return [bearer(tokens.jwtCreateOnly!)];
+        if (column === 'verify' || column === 'payment' || column === 'receipt' || column === 'list' || column === 'batch' || column === 'hookList') return [bearer(tokens.jwtCreateOnly!)];
         return [bearer(tokens.jwtReadOnly!), bearer(tokens.jwtCreateOnly!)];
       case 'jwtNoStepUp':
         return [bearer(tokens.jwtNoMfa!), bearer(tokens.jwtStaleMfa!)];
@@ -177,6 +177,13 @@ describe('security matrix: every credential against every route and tool', funct
 
     const settled = await pollUntil(w, a, paymentId, 'CONFIRMED');
     for (const cred of CREDENTIAL_NAMES) {
+      for (const auth of authorizations(cred, 'receipt')) {
+        const want = MATRIX[cred].receipt;
+        const r = await send(`${w.baseUrl}/facilitator/payments/${paymentId}/receipt`, 'GET', auth);
+        assertRest(r, want, `signed receipt with ${cred} (${auth?.slice(0, 24)})`);
+        if (r.status === 200) assert.equal(r.json.paymentId, paymentId);
+        if (want.status === 403 && 'code' in want && want.code === 'FORBIDDEN') assert.equal(r.json.error.requiredPermission, PERMISSIONS.settleRead);
+      }
       for (const auth of authorizations(cred, 'list')) {
         const want = MATRIX[cred].list;
         const r = await send(`${w.baseUrl}/facilitator/payments?limit=100`, 'GET', auth);

@@ -33,6 +33,7 @@ describe('domain/errors and invalid reasons', () => {
       [ApiError.idempotencyKeyConflict(), 409, 'IDEMPOTENCY_KEY_CONFLICT'],
       [ApiError.paymentAlreadyClaimed('b'), 409, 'PAYMENT_ALREADY_CLAIMED'],
       [ApiError.paymentNotVoidable('SUBMITTED'), 409, 'PAYMENT_NOT_VOIDABLE'],
+      [ApiError.paymentNotConfirmed('QUEUED'), 409, 'PAYMENT_NOT_CONFIRMED'],
       [ApiError.payloadTooLarge(65536), 413, 'PAYLOAD_TOO_LARGE'],
       [ApiError.unsupportedMediaType(), 415, 'UNSUPPORTED_MEDIA_TYPE'],
       [ApiError.headersTooLarge(), 431, 'HEADERS_TOO_LARGE'],

@@ -73,6 +73,13 @@ export const WebhookEndpointListSchema = z.object({ object: z.literal('list'), d
 
 export const WebhookEndpointDeletedSchema = z.object({ id: z.string(), deleted: z.literal(true) });
 
+export const SignedReceiptSchema = z.object({
+  paymentId: z.string(),
+  jws: z.string().describe('Compact JWS (ES256, typ x402-receipt+jwt): iss = this API, sub = paymentId, claim `receipt` = the CONFIRMED receipt; verify with GET /facilitator/receipt-keys'),
+});
+
+export const ReceiptKeysSchema = z.object({ keys: z.array(z.record(z.string(), z.unknown())).describe('JWKS of the receipt-signing key') });
+
 export const VerifyResponseSchema = z.object({
   isValid: z.boolean(),
   invalidReason: z.enum(INVALID_REASONS).optional(),

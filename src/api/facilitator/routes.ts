@@ -9,6 +9,8 @@ import { paymentStatus } from '../../payments/status.js';
 import { batchView } from '../../payments/batch-view.js';
 import { listPayments, type PaymentListQuery } from '../../payments/list-payments.js';
 import { voidPayment } from '../../payments/void-payment.js';
+import { signedReceipt } from '../../payments/signed-receipt.js';
+import { baseUrl } from '../../config/env.js';
 import { keyFromPaymentIdentifier } from '../../payments/payment-identifier.js';
 import { createEndpoint, listEndpoints, removeEndpoint, rotateEndpointSecret } from '../../webhooks/endpoints.js';
 import { verifyPayment } from '../../payments/verify.js';
@@ -177,6 +179,16 @@ export function facilitatorRouter(deps: AppDeps): Router {
   });
   router.delete('/webhook-endpoints/:endpointId', requireMerchant(deps, PERMISSIONS.settleCreate), writeLimit, async (ctx) => {
     ctx.body = await removeEndpoint(deps, merchantOf(ctx).merchantId, ctx.params.endpointId ?? '');
+  });
+
+  router.get('/receipt-keys', (ctx) => {
+    if (!deps.receiptSigner) throw ApiError.unavailable();
+    ctx.body = deps.receiptSigner.publicJwks;
+  });
+  router.get('/payments/:paymentId/receipt', requireMerchant(deps, PERMISSIONS.settleRead), async (ctx) => {
+    if (!deps.receiptSigner) throw ApiError.unavailable();
+    const receipt = await paymentStatus(deps, merchantOf(ctx).merchantId, ctx.params.paymentId ?? '');
+    ctx.body = await signedReceipt(deps.receiptSigner, baseUrl(env), receipt);
   });
 
   router.get('/payments/:paymentId', requireMerchant(deps, PERMISSIONS.settleRead), async (ctx) => {
