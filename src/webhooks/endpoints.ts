@@ -45,7 +45,7 @@ export async function createEndpoint(deps: Deps, merchantId: string, url: string
   }
   const now = new Date(deps.nowMs());
   const secret = newWebhookSecret();
-  const doc: WebhookEndpointDoc = { _id: `we_${newId().replace(/-/g, '')}`, merchantId, url, secrets: [{ secret, createdAt: now }], createdAt: now };
+  const doc: WebhookEndpointDoc = { _id: `we_${newId().replace(/-/g, '')}`, merchantId, url: new URL(url).href, secrets: [{ secret, createdAt: now }], createdAt: now };
   await insertWebhookEndpoint(deps.store.c, doc);
   return { endpoint: endpointView(doc), secret };
 }

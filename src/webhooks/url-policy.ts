@@ -9,7 +9,8 @@ export function endpointUrlProblem(raw: string): string | null {
   } catch {
     return 'not a URL';
   }
-  if (url.protocol !== 'https:') return 'must be https';
+  // The URL parser forgives a lot ("https:x/y" is https://x/y): ask for the plain form.
+  if (url.protocol !== 'https:' || !/^https:\/\/[^/]/i.test(raw)) return 'must be https';
   if (url.username || url.password) return 'must not carry credentials';
   if (url.hash) return 'must not have a fragment';
   if (raw.length > 2048) return 'longer than 2048 characters';

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { newId } from '../../src/domain/ids.js';
 import type { LedgerLine } from '../../src/domain/payment-ledger.js';
 import { recordLedgerLines } from '../../src/store/payment-ledger.js';
-import { call, newMerchant, UNTHROTTLED, world, type World } from '../helpers/world.js';
+import { call, newMerchant, UNTHROTTLED, type World } from '../helpers/world.js';
+import { useIsolatedStack } from '../support/isolated-stack.js';
 
 const PAYMENTS = Number(process.env.LIST_SCALE_PAYMENTS ?? 10_000);
 
@@ -15,10 +16,12 @@ const PAYMENTS = Number(process.env.LIST_SCALE_PAYMENTS ?? 10_000);
  */
 describe(`payment list: paging through ${PAYMENTS} payments`, function () {
   this.timeout(600_000);
+  // A stack of its own: 10,000 more payments would slow every later test that scans the shared one.
+  const env = useIsolatedStack();
   let w: World;
 
-  before(async function () {
-    w = await world();
+  before(function () {
+    w = env().world;
   });
 
   it('returns every payment once, in order, a page of 100 at a time', async function () {

@@ -25,6 +25,9 @@ describe('webhooks: URL policy, event ids and signatures', function () {
     assert.equal(endpointUrlProblem('https://u:p@hooks.example.com/x'), 'must not carry credentials');
     assert.equal(endpointUrlProblem('https://hooks.example.com/x#y'), 'must not have a fragment');
     assert.equal(endpointUrlProblem('nope'), 'not a URL');
+    // The WHATWG parser forgives these; a registered URL must be written plainly.
+    assert.equal(endpointUrlProblem('https:F/27.0.0.1:9/h'), 'must be https');
+    assert.equal(endpointUrlProblem('https:/hooks.example.com/x'), 'must be https');
   });
 
   it('refuses loopback, private, link-local and mapped addresses unless allowed', async function () {
