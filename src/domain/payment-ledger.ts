@@ -12,7 +12,7 @@
  * the payments captured in its minute, so a page stays small at any rate a shard can settle.
  */
 
-import type { PaymentStatus } from './payment.js';
+import type { PaymentStatus, Receipt } from './payment.js';
 
 export type LedgerStatus = Extract<PaymentStatus, 'CONFIRMED' | 'FAILED' | 'VOIDED'>;
 
@@ -31,6 +31,24 @@ export interface LedgerLine {
   batchId?: string;
   /** ISO 8601, VOIDED lines only. */
   voidedAt?: string;
+}
+
+/** A final receipt (CONFIRMED, FAILED or VOIDED) as its merchant's ledger line. */
+export function ledgerLineOf(r: Receipt): LedgerLine & { merchantId: string } {
+  if (r.status !== 'CONFIRMED' && r.status !== 'FAILED' && r.status !== 'VOIDED') throw new Error(`a ${r.status} payment has no ledger line yet`);
+  return {
+    merchantId: r.merchantId,
+    paymentId: r.paymentId,
+    capturedAt: r.capturedAt,
+    status: r.status,
+    payer: r.payer,
+    amount: r.amount,
+    asset: r.asset,
+    network: r.network,
+    orderRef: r.orderRef,
+    ...(r.batchId ? { batchId: r.batchId } : {}),
+    ...(r.voidedAt ? { voidedAt: r.voidedAt } : {}),
+  };
 }
 
 function pad(n: number, width = 2): string {

@@ -1,5 +1,5 @@
-import type { PaymentState, Receipt } from '../domain/payment.js';
-import type { PaymentDoc } from '../store/documents.js';
+import type { PaymentOutcome, PaymentState, Receipt } from '../domain/payment.js';
+import type { PaymentDoc, SettlementQueueDoc } from '../store/documents.js';
 
 /** The receipt from the store's projection; `state` (from the workflow) wins where it is known. */
 export function toReceipt(doc: PaymentDoc, state?: PaymentState): Receipt {
@@ -28,4 +28,22 @@ export function toReceipt(doc: PaymentDoc, state?: PaymentState): Receipt {
   if (failureReason) receipt.failureReason = failureReason;
   if (voidedAt) receipt.voidedAt = voidedAt;
   return receipt;
+}
+
+/** The receipt a poll answers once the payment ended with `o`. */
+export function finalReceipt(e: SettlementQueueDoc, o: PaymentOutcome): Receipt {
+  const r: Receipt = {
+    paymentId: e._id,
+    status: o.status,
+    merchantId: e.merchantId,
+    payer: e.borrowerId,
+    amount: e.amount,
+    asset: e.workflow.asset,
+    network: e.workflow.network,
+    orderRef: e.workflow.orderRef,
+    capturedAt: e.workflow.capturedAt,
+  };
+  if (o.status === 'VOIDED') return { ...r, voidedAt: o.voidedAt };
+  if (o.status === 'CONFIRMED') return { ...r, batchId: o.batchId, transaction: o.transaction, blockNumber: o.blockNumber, confirmedAt: o.confirmedAt };
+  return { ...r, batchId: o.batchId, failureReason: o.failureReason, ...(o.transaction ? { transaction: o.transaction } : {}) };
 }

@@ -1,25 +1,8 @@
 import type { AnyBulkWriteOperation } from 'mongodb';
 import { ledgerIds, ledgerWrites, type LedgerLine } from '../domain/payment-ledger.js';
 import type { Collections } from './collections.js';
-import type { PaymentOutcome } from '../domain/payment.js';
-import type { LedgerDoc, SettlementQueueDoc } from './documents.js';
+import type { LedgerDoc } from './documents.js';
 import { MAX_UPDATES_PER_COMMAND } from './payments.js';
-
-/** A payment's final line, from its settlement queue entry and how it ended. */
-export function ledgerLineOf(e: SettlementQueueDoc, o: PaymentOutcome): LedgerLine & { merchantId: string } {
-  return {
-    merchantId: e.merchantId,
-    paymentId: e._id,
-    capturedAt: e.workflow.capturedAt,
-    status: o.status,
-    payer: e.borrowerId,
-    amount: e.amount,
-    asset: e.workflow.asset,
-    network: e.workflow.network,
-    orderRef: e.workflow.orderRef,
-    ...(o.status === 'VOIDED' ? { voidedAt: o.voidedAt } : { batchId: o.batchId }),
-  };
-}
 
 /**
  * Adds payments' final lines to their merchants' ledgers. Every update is a set-add of values

@@ -1,10 +1,11 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
-import type { PaymentOutcome, Receipt } from '../domain/payment.js';
+import type { PaymentOutcome } from '../domain/payment.js';
 import { webhookEvent } from '../domain/webhook-events.js';
 import type { Collections } from '../store/collections.js';
 import type { SettlementQueueDoc } from '../store/documents.js';
 import { webhookEndpointsFor } from '../store/webhook-endpoints.js';
+import { finalReceipt } from '../payments/receipt.js';
 import type { WebhookDeliveryInput } from '../../workflows/webhook-delivery.js';
 
 export const DEFAULT_WEBHOOK_RETRY: WebhookDeliveryInput['retry'] = { initialMs: 5_000, maxMs: 3_600_000 };
@@ -14,24 +15,6 @@ export interface EmitDeps {
   temporal: Client;
   taskQueue: string;
   retry: WebhookDeliveryInput['retry'];
-}
-
-/** The receipt a poll answers once the payment ended with `o`. */
-export function finalReceipt(e: SettlementQueueDoc, o: PaymentOutcome): Receipt {
-  const r: Receipt = {
-    paymentId: e._id,
-    status: o.status,
-    merchantId: e.merchantId,
-    payer: e.borrowerId,
-    amount: e.amount,
-    asset: e.workflow.asset,
-    network: e.workflow.network,
-    orderRef: e.workflow.orderRef,
-    capturedAt: e.workflow.capturedAt,
-  };
-  if (o.status === 'VOIDED') return { ...r, voidedAt: o.voidedAt };
-  if (o.status === 'CONFIRMED') return { ...r, batchId: o.batchId, transaction: o.transaction, blockNumber: o.blockNumber, confirmedAt: o.confirmedAt };
-  return { ...r, batchId: o.batchId, failureReason: o.failureReason, ...(o.transaction ? { transaction: o.transaction } : {}) };
 }
 
 /**
