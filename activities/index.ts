@@ -3,6 +3,7 @@ import { createSettlementActivities, type SettlementActivityDeps } from './settl
 import { createShardActivities } from './settlement-shard.js';
 import { createOnboardingActivities } from './onboarding.js';
 import { createRepaymentActivities } from './repayment.js';
+import { createRefundActivities } from './refunds.js';
 import { createCaptureActivities } from './captures.js';
 import { AcceptedCaptures } from './accepted-captures.js';
 import { createWebhookActivities, type WebhookActivityDeps } from './webhooks.js';
@@ -20,6 +21,7 @@ export function createActivities(deps: PaymentActivityDeps & SettlementActivityD
     ...createShardActivities({ ...deps, accepted }),
     ...createOnboardingActivities(deps),
     ...createRepaymentActivities(deps),
+    ...createRefundActivities(deps),
     ...createCaptureActivities({ ...deps, accepted }),
     ...createWebhookActivities(deps),
   };

@@ -1,6 +1,6 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { TransactionNotFoundError, TransactionReceiptNotFoundError, type Hash, type Hex } from 'viem';
+import type { Hash, Hex } from 'viem';
+import { awaitTransaction } from '../src/chain/await-transaction.js';
 import { testUsdcAbi } from '../src/chain/abi.js';
 import { repayWithAuthorization, RepaymentRevertedError, type Eip3009Authorization } from '../src/chain/eip3009.js';
 import type { ChainContext } from '../src/chain/settlement.js';
@@ -91,38 +91,8 @@ export function createRepaymentActivities(deps: RepaymentActivityDeps) {
     /** Polls for the receipt at the configured depth, heartbeating; 'dropped' when the node forgot the transaction. */
     async awaitRepaymentConfirmation(input: { repaymentId: string; transaction: string }): Promise<RepaymentConfirmation> {
       const ctx = Context.current();
-      const need = BigInt(Math.max(1, deps.settings.confirmations));
-      let hash = input.transaction as Hash;
-      let missingSince: number | undefined;
-      for (;;) {
-        hash = chain.nonces?.currentHash(hash) ?? hash;
-        const head = await chain.publicClient.getBlockNumber({ cacheTime: 0 });
-        const receipt = await chain.publicClient.getTransactionReceipt({ hash }).catch((err: unknown) => {
-          if (err instanceof TransactionReceiptNotFoundError) return null;
-          throw err;
-        });
-        if (receipt) {
-          missingSince = undefined;
-          const depth = head - receipt.blockNumber + 1n;
-          if (depth >= need) {
-            return receipt.status === 'success'
-              ? { status: 'confirmed', transaction: hash, blockNumber: receipt.blockNumber.toString() }
-              : { status: 'reverted', transaction: hash };
-          }
-        } else {
-          const known = await chain.publicClient.getTransaction({ hash }).then(
-            () => true,
-            (err: unknown) => {
-              if (err instanceof TransactionNotFoundError) return false;
-              throw err;
-            },
-          );
-          if (known) missingSince = undefined;
-          else if (Date.now() - (missingSince ??= Date.now()) > 30_000) return { status: 'dropped' };
-        }
-        ctx.heartbeat({ transaction: hash, head: Number(head) });
-        await sleep(500);
-      }
+      const conf = await awaitTransaction(chain, input.transaction, deps.settings.confirmations, (p) => ctx.heartbeat(p));
+      return conf.status === 'confirmed' ? { status: 'confirmed', transaction: conf.transaction, blockNumber: conf.blockNumber } : conf;
     },
 
     /** Lowers booked debt and restores available credit, once per repayment. */

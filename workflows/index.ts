@@ -6,3 +6,4 @@ export { repaymentWorkflow } from './repayment.js';
 export { captureSweeperWorkflow } from './capture-sweeper.js';
 export { settlementShardWorkflow } from './settlement-shard.js';
 export { webhookDeliveryWorkflow } from './webhook-delivery.js';
+export { refundWorkflow } from './refund.js';

@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import { baseUrl, type Env } from '../config/env.js';
-import { CaptureBodySchema, PaymentListQuerySchema, VerifyBodySchema, WebhookEndpointBodySchema } from './facilitator/schemas.js';
+import { CaptureBodySchema, PaymentListQuerySchema, RefundBodySchema, VerifyBodySchema, WebhookEndpointBodySchema } from './facilitator/schemas.js';
 import {
   BatchViewSchema,
   CaptureResponseSchema,
@@ -10,6 +10,8 @@ import {
   ReceiptKeysSchema,
   SignedReceiptSchema,
   VoidResponseSchema,
+  RefundAuthorizationResponseSchema,
+  RefundResponseSchema,
   WebhookEndpointDeletedSchema,
   WebhookEndpointListSchema,
   WebhookEndpointSecretSchema,
@@ -145,6 +147,44 @@ export function openApiDocument(env: Env) {
           },
         },
       },
+      '/facilitator/payments/{paymentId}/refund-authorization': {
+        get: {
+          operationId: 'prepareRefundAuthorization',
+          summary: "The EIP-3009 ReceiveWithAuthorization (EIP-712 typed data) the payout wallet signs to refund `amount` of a payment (permission x402:settle:read)",
+          parameters: [
+            { name: 'paymentId', in: 'path', required: true, schema: { type: 'string' } },
+            { name: 'amount', in: 'query', required: true, description: 'Base units to refund', schema: { type: 'string', pattern: '^[1-9][0-9]{0,30}$' } },
+            { name: 'valid_for', in: 'query', required: false, description: 'Seconds the authorization stays valid (900 to 604800, default 3600)', schema: { type: 'integer' } },
+          ],
+          responses: {
+            '200': { description: 'Typed data with a fresh nonce bound to the payment', ...json('RefundAuthorization') },
+            '400': errorResponse('INVALID_REQUEST (with fields)'),
+            '404': errorResponse('NOT_FOUND: no such payment of yours'),
+            '409': errorResponse('REFUND_EXCEEDS_PAYMENT, with refundable'),
+            ...merchantErrors,
+          },
+        },
+      },
+      '/facilitator/payments/{paymentId}/refunds': {
+        post: {
+          operationId: 'refundPayment',
+          summary:
+            'Refund all or part of a CONFIRMED payment with an EIP-3009 ReceiveWithAuthorization signed by the payout wallet; the facilitator submits it on-chain and the poll shows it (permission x402:settle:create)',
+          parameters: [
+            { name: 'paymentId', in: 'path', required: true, schema: { type: 'string' } },
+            { name: 'Idempotency-Key', in: 'header', required: true, description: 'UUID v4; the same key and body replays the first answer, another body is 409', schema: { type: 'string', format: 'uuid' } },
+          ],
+          requestBody: { required: true, ...json('RefundRequest') },
+          responses: {
+            '202': { description: 'Recorded PENDING; poll the payment for its progress', ...json('RefundResponse') },
+            ...bodyErrors,
+            '400': errorResponse('INVALID_REQUEST, REFUND_AUTHORIZATION_INVALID (with fields), IDEMPOTENCY_KEY_REQUIRED or IDEMPOTENCY_KEY_INVALID'),
+            '404': errorResponse('NOT_FOUND: no such payment of yours'),
+            '409': errorResponse('PAYMENT_NOT_CONFIRMED, REFUND_EXCEEDS_PAYMENT (with refundable), REFUND_AUTHORIZATION_USED, or IDEMPOTENCY_KEY_CONFLICT'),
+            ...merchantErrors,
+          },
+        },
+      },
       '/facilitator/batches/{batchId}': {
         get: {
           operationId: 'getBatch',
@@ -237,6 +277,9 @@ export function openApiDocument(env: Env) {
         Receipt: schemaOf(ReceiptSchema, 'output'),
         PaymentList: schemaOf(PaymentListSchema, 'output'),
         VoidResponse: schemaOf(VoidResponseSchema, 'output'),
+        RefundRequest: schemaOf(RefundBodySchema, 'input'),
+        RefundResponse: schemaOf(RefundResponseSchema, 'output'),
+        RefundAuthorization: schemaOf(RefundAuthorizationResponseSchema, 'output'),
         BatchView: schemaOf(BatchViewSchema, 'output'),
         SignedReceipt: schemaOf(SignedReceiptSchema, 'output'),
         ReceiptKeys: schemaOf(ReceiptKeysSchema, 'output'),

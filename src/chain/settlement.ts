@@ -17,6 +17,7 @@ import type { ChainPublicClient, ChainWalletClient } from './clients.js';
 import type { Deployment } from './deploy.js';
 import { contractRevert } from './errors.js';
 import { bytes32ToUuid, uuidToBytes32 } from '../domain/ids.js';
+import type { SettlementEntry } from './merkle.js';
 import type { NonceManager, TxRequest } from './nonce-manager.js';
 
 export interface ChainContext {
@@ -48,7 +49,7 @@ export interface SettlementItem {
 type Bytes32 = `0x${string}`;
 export type SettleBatchArgs = readonly [
   batchId: Bytes32,
-  entries: readonly { paymentId: Bytes32; borrowerId: Bytes32; merchantId: Bytes32; amount: bigint }[],
+  entries: readonly SettlementEntry[],
   payouts: readonly { payTo: `0x${string}`; amount: bigint }[],
   debits: readonly { borrowerId: Bytes32; amount: bigint }[],
 ];

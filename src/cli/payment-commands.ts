@@ -2,8 +2,8 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createPublicClient, getAddress, http, type Address } from 'viem';
 import { isUuid } from '../domain/ids.js';
-import { reconcile } from '../domain/reconcile.js';
-import { chainSettlementsBetween, settledPaymentsBetween, storeSettlements, toCsv } from '../payments/settlement-report.js';
+import { reconcile, reconcileRefunds } from '../domain/reconcile.js';
+import { chainRefundsFor, chainSettlementsBetween, settledPaymentsBetween, storeRefundsOf, storeSettlements, toCsv } from '../payments/settlement-report.js';
 import { findMerchant } from '../store/merchants.js';
 import type { CliContext } from './context.js';
 import { UsageError } from './output.js';
@@ -49,7 +49,7 @@ function chainSettings(ctx: CliContext, rpcFlag?: string): { rpcUrl: string; con
   return { rpcUrl, contract: getAddress(d.settlement), fromBlock: BigInt(d.deployBlock) };
 }
 
-/** Every difference between the store's CONFIRMED payments and the chain's PaymentSettled events for the period. */
+/** Every difference between the store's CONFIRMED payments and refunds and the chain's PaymentSettled and Refunded events for the period. */
 export async function paymentsReconcile(ctx: CliContext, f: PeriodFlags & { rpcUrl?: string }) {
   const { merchantId, from, to } = await period(ctx, f);
   const chain = chainSettings(ctx, f.rpcUrl);
@@ -58,6 +58,20 @@ export async function paymentsReconcile(ctx: CliContext, f: PeriodFlags & { rpcU
     settledPaymentsBetween(readDeps(ctx), merchantId, from, to),
     chainSettlementsBetween(client, chain.contract, merchantId, chain.fromBlock, from, to),
   ]);
-  const differences = reconcile(storeSettlements(rows), events);
-  return { merchantId, from: from.toISOString(), to: to.toISOString(), storeConfirmed: rows.length, chainSettled: events.length, differences };
+  const paymentIds = [...new Set([...rows.map((r) => r.paymentId), ...events.map((e) => e.paymentId)])];
+  const [storeRefunds, chainRefunds] = await Promise.all([
+    storeRefundsOf(ctx.store.c, paymentIds),
+    chainRefundsFor(client, chain.contract, merchantId, chain.fromBlock, paymentIds),
+  ]);
+  const differences = [...reconcile(storeSettlements(rows), events), ...reconcileRefunds(storeRefunds, chainRefunds)];
+  return {
+    merchantId,
+    from: from.toISOString(),
+    to: to.toISOString(),
+    storeConfirmed: rows.length,
+    chainSettled: events.length,
+    storeRefunds: storeRefunds.length,
+    chainRefunds: chainRefunds.length,
+    differences,
+  };
 }

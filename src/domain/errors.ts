@@ -14,6 +14,9 @@ export type ErrorCode =
   | 'PAYMENT_ALREADY_CLAIMED'
   | 'PAYMENT_NOT_VOIDABLE'
   | 'PAYMENT_NOT_CONFIRMED'
+  | 'REFUND_EXCEEDS_PAYMENT'
+  | 'REFUND_AUTHORIZATION_INVALID'
+  | 'REFUND_AUTHORIZATION_USED'
   | 'PAYLOAD_TOO_LARGE'
   | 'UNSUPPORTED_MEDIA_TYPE'
   | 'HEADERS_TOO_LARGE'
@@ -36,6 +39,9 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   PAYMENT_ALREADY_CLAIMED: 409,
   PAYMENT_NOT_VOIDABLE: 409,
   PAYMENT_NOT_CONFIRMED: 409,
+  REFUND_EXCEEDS_PAYMENT: 409,
+  REFUND_AUTHORIZATION_INVALID: 400,
+  REFUND_AUTHORIZATION_USED: 409,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   HEADERS_TOO_LARGE: 431,
@@ -143,8 +149,26 @@ export class ApiError extends Error {
     return new ApiError('PAYMENT_NOT_VOIDABLE', `A payment in status ${status} cannot be voided.`, { extra: { paymentStatus: status } });
   }
 
-  static paymentNotConfirmed(status: string): ApiError {
-    return new ApiError('PAYMENT_NOT_CONFIRMED', `A signed receipt exists only once the payment is CONFIRMED; it is ${status}.`, { extra: { paymentStatus: status } });
+  static paymentNotConfirmed(status: string, what = 'A signed receipt exists'): ApiError {
+    return new ApiError('PAYMENT_NOT_CONFIRMED', `${what} only once the payment is CONFIRMED; it is ${status}.`, { extra: { paymentStatus: status } });
+  }
+
+  static refundExceedsPayment(refundable: bigint): ApiError {
+    return new ApiError(
+      'REFUND_EXCEEDS_PAYMENT',
+      `Refunds of a payment never exceed it: ${refundable} base units are left to refund (pending refunds count until they fail).`,
+      { extra: { refundable: refundable.toString() } },
+    );
+  }
+
+  static refundAuthorizationInvalid(fields: FieldIssue[]): ApiError {
+    return new ApiError('REFUND_AUTHORIZATION_INVALID', 'The refund authorization cannot be redeemed for this payment; see fields.', { extra: { fields } });
+  }
+
+  static refundAuthorizationUsed(refundId: string): ApiError {
+    return new ApiError('REFUND_AUTHORIZATION_USED', 'This signed authorization already belongs to another refund of this payment; sign a new one (new nonce).', {
+      extra: { refundId },
+    });
   }
 
   static payloadTooLarge(limitBytes?: number): ApiError {

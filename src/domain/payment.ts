@@ -1,4 +1,5 @@
 // Imported by Temporal workflow code: keep this file free of Node built-ins and dependencies.
+import type { RefundView } from './refunds.js';
 
 export type PaymentStatus = 'QUEUED' | 'SUBMITTED' | 'CONFIRMED' | 'FAILED' | 'VOIDED';
 
@@ -31,6 +32,10 @@ export interface Receipt {
   failureReason?: string;
   /** ISO 8601, when the merchant voided the payment before any batch claimed it. */
   voidedAt?: string;
+  /** CONFIRMED payments the merchant refunded from: the sum of SUCCEEDED refunds, decimal string. */
+  amountRefunded?: string;
+  /** Every refund asked for, oldest first (see src/domain/refunds.ts). */
+  refunds?: RefundView[];
 }
 
 export interface PaymentState {

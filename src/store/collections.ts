@@ -23,6 +23,7 @@ import type {
   LockDoc,
   LedgerDoc,
   WebhookEndpointDoc,
+  PaymentRefundsDoc,
 } from './documents.js';
 
 export interface Collections {
@@ -49,6 +50,8 @@ export interface Collections {
   /** The merchants' payment ledger, keyed for reads by _id (src/domain/payment-ledger.ts). */
   ledger: Collection<LedgerDoc>;
   webhookEndpoints: Collection<WebhookEndpointDoc>;
+  /** Refunds of CONFIRMED payments, one document per payment. */
+  refunds: Collection<PaymentRefundsDoc>;
   /** The settlement queue of one shard (see SettlementQueueDoc). */
   settlementQueue(shard: number): Collection<SettlementQueueDoc>;
 }
@@ -85,6 +88,7 @@ export function collections(source: Db | (() => Db)): Collections {
     shardStatus: db.collection<ShardStatusDoc>('settlement_shards'),
     ledger: db.collection<LedgerDoc>('payment_ledger'),
     webhookEndpoints: db.collection<WebhookEndpointDoc>('webhook_endpoints'),
+    refunds: db.collection<PaymentRefundsDoc>('payment_refunds'),
     settlementQueue: (shard: number) => db.collection<SettlementQueueDoc>(`${SETTLEMENT_QUEUE_PREFIX}${shard}`),
   };
 }

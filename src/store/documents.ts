@@ -1,3 +1,4 @@
+import type { RefundAuthorizationFields, RefundStatus } from '../domain/refunds.js';
 import type { LedgerLine } from '../domain/payment-ledger.js';
 import type { PaymentStatus } from '../domain/payment.js';
 import type { PaymentTerms } from '../domain/payment-terms.js';
@@ -289,6 +290,8 @@ export interface IdempotencyDoc {
   merchantId: string;
   fingerprint: string;
   paymentId: string;
+  /** Refund requests: the refund this key created. */
+  refundId?: string;
   createdAt: Date;
   expiresAt: Date;
 }
@@ -332,6 +335,37 @@ export interface LedgerDoc {
   lines?: LedgerLine[];
   /** `o|` docs: payment ids with this orderRef. */
   paymentIds?: string[];
+}
+
+/** One refund of a payment, as kept inside its PaymentRefundsDoc. */
+export interface RefundRecord {
+  refundId: string;
+  amount: string;
+  status: RefundStatus;
+  authorization: RefundAuthorizationFields;
+  signature: string;
+  transaction?: string;
+  blockNumber?: string;
+  debtReduced?: string;
+  failureReason?: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/**
+ * A CONFIRMED payment's refunds, keyed by paymentId (one _id read answers a poll). Changed only
+ * under the payment's fenced lease, so two refunds can never together exceed the payment.
+ */
+export interface PaymentRefundsDoc {
+  _id: string;
+  merchantId: string;
+  borrowerId: string;
+  /** The settled payment: amount, batch and settleBatch transaction the refund proves against. */
+  amount: string;
+  batchId: string;
+  transaction: string;
+  refunds: RefundRecord[];
+  fence?: number;
 }
 
 /** A merchant's webhook endpoint. Secrets are kept to sign with (as Stripe does); never logged, shown once. */

@@ -1,7 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import type { PaymentOutcome } from '../domain/payment.js';
-import { webhookEvent } from '../domain/webhook-events.js';
+import { webhookEvent, type WebhookEvent } from '../domain/webhook-events.js';
 import type { Collections } from '../store/collections.js';
 import type { SettlementQueueDoc } from '../store/documents.js';
 import { webhookEndpointsFor } from '../store/webhook-endpoints.js';
@@ -19,15 +19,26 @@ export interface EmitDeps {
 
 /**
  * Starts one delivery workflow per endpoint of the merchants these payments belong to, keyed by
- * endpoint and `key` (the batch id, or `void-<paymentId>`): a repeated call starts nothing new.
+ * endpoint and `key` (the batch id or `void-<paymentId>`): a repeated call starts nothing new.
  * Merchants without endpoints cost one store read for the whole batch.
  */
 export async function emitWebhookEvents(deps: EmitDeps, key: string, entries: readonly SettlementQueueDoc[], o: PaymentOutcome): Promise<number> {
-  const merchants = [...new Set(entries.map((e) => e.merchantId))];
-  const endpoints = await webhookEndpointsFor(deps.c, merchants);
+  const byMerchant = new Map<string, WebhookEvent[]>();
+  for (const e of entries) {
+    const list = byMerchant.get(e.merchantId) ?? [];
+    if (list.length === 0) byMerchant.set(e.merchantId, list);
+    list.push(webhookEvent(finalReceipt(e, o), o));
+  }
+  return deliverWebhookEvents(deps, key, byMerchant);
+}
+
+/** Starts the delivery of each merchant's events to each of its endpoints, once per endpoint and `key`. */
+export async function deliverWebhookEvents(deps: EmitDeps, key: string, byMerchant: ReadonlyMap<string, WebhookEvent[]>): Promise<number> {
+  const endpoints = await webhookEndpointsFor(deps.c, [...byMerchant.keys()]);
   let started = 0;
   for (const [merchantId, list] of endpoints) {
-    const events = entries.filter((e) => e.merchantId === merchantId).map((e) => webhookEvent(finalReceipt(e, o), o));
+    const events = byMerchant.get(merchantId) ?? [];
+    if (events.length === 0) continue;
     for (const endpoint of list) {
       const input: WebhookDeliveryInput = { endpointId: endpoint._id, events, retry: deps.retry };
       try {

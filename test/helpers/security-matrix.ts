@@ -30,6 +30,8 @@ export const COLUMNS = {
   list: '`GET …/facilitator/payments` (list)',
   batch: '`GET …/facilitator/batches/{id}`',
   void: '`POST …/facilitator/payments/{id}/void`',
+  refund: '`POST …/facilitator/payments/{id}/refunds` (an unsigned body: admitted means judged)',
+  refundAuth: '`GET …/facilitator/payments/{id}/refund-authorization`',
   hookCreate: '`POST …/facilitator/webhook-endpoints`',
   hookList: '`GET …/facilitator/webhook-endpoints`',
   hookManage: '`POST …/webhook-endpoints/{id}/rotate-secret`, `DELETE …/webhook-endpoints/{id}`',
@@ -44,13 +46,15 @@ export type Column = keyof typeof COLUMNS;
  * (`invalid_token`, `insufficient_scope`) or UNAUTHENTICATED when no token was sent.
  * `invalidReason` is verify's verdict (on a 200) or a refused capture's reason (on a 422).
  */
-export type Outcome = { status: 200 | 201; invalidReason?: string } | { status: 401 | 403 | 404 | 422; code: string; invalidReason?: string };
+export type Outcome = { status: 200 | 201; invalidReason?: string } | { status: 400 | 401 | 403 | 404 | 422; code: string; invalidReason?: string };
 
 const ok: Outcome = { status: 200 };
 const created: Outcome = { status: 201 };
 const stepUp: Outcome = { status: 403, code: 'STEP_UP_REQUIRED' };
 const unauth: Outcome = { status: 401, code: 'UNAUTHENTICATED' };
 const invalidToken: Outcome = { status: 401, code: 'invalid_token' };
+/** An admitted refund whose (deliberately unsigned) authorization is then judged. */
+const refundJudged: Outcome = { status: 400, code: 'REFUND_AUTHORIZATION_INVALID' };
 
 /** Every credential that is not a borrower token is refused alike at /mcp and at /metrics. */
 type RestColumn = Exclude<Column, 'mcp' | 'metrics'>;
@@ -61,7 +65,7 @@ function refusedOutsideRest(rest: Record<RestColumn, Outcome>): Record<Column, O
 
 /** The same answer on every REST column. */
 function allRest(o: Outcome): Record<RestColumn, Outcome> {
-  return { verify: o, capture: o, payment: o, receipt: o, list: o, batch: o, void: o, hookCreate: o, hookList: o, hookManage: o };
+  return { verify: o, capture: o, payment: o, receipt: o, list: o, batch: o, void: o, refund: o, refundAuth: o, hookCreate: o, hookList: o, hookManage: o };
 }
 
 export const MATRIX: Record<Credential, Record<Column, Outcome>> = {
@@ -76,6 +80,8 @@ export const MATRIX: Record<Credential, Record<Column, Outcome>> = {
     list: ok, // its own (empty) list, never A's payments
     batch: { status: 404, code: 'NOT_FOUND' },
     void: { status: 404, code: 'NOT_FOUND' },
+    refund: { status: 404, code: 'NOT_FOUND' },
+    refundAuth: { status: 404, code: 'NOT_FOUND' },
     hookCreate: created, // an endpoint of its own
     hookList: ok, // its own endpoints, never A's
     hookManage: { status: 404, code: 'NOT_FOUND' },
@@ -89,6 +95,8 @@ export const MATRIX: Record<Credential, Record<Column, Outcome>> = {
     list: ok,
     batch: ok,
     void: stepUp,
+    refund: stepUp,
+    refundAuth: ok,
     hookCreate: stepUp,
     hookList: ok,
     hookManage: stepUp,
@@ -97,8 +105,8 @@ export const MATRIX: Record<Credential, Record<Column, Outcome>> = {
   borrowerNoScope: { ...allRest(unauth), mcp: { status: 403, code: 'insufficient_scope' }, metrics: unauth },
   expired: refusedOutsideRest(allRest(unauth)),
   wrongAudience: refusedOutsideRest(allRest(unauth)),
-  merchantKey: refusedOutsideRest({ ...allRest(ok), hookCreate: created }),
-  merchantJwt: refusedOutsideRest({ ...allRest(ok), hookCreate: created }),
+  merchantKey: refusedOutsideRest({ ...allRest(ok), refund: refundJudged, hookCreate: created }),
+  merchantJwt: refusedOutsideRest({ ...allRest(ok), refund: refundJudged, hookCreate: created }),
   metricsToken: { ...allRest(unauth), mcp: invalidToken, metrics: ok },
 };
 
@@ -111,6 +119,8 @@ export const COLUMN_ROUTES: Record<Column, string[]> = {
   list: ['GET /api/v1/facilitator/payments'],
   batch: ['GET /api/v1/facilitator/batches/:batchId'],
   void: ['POST /api/v1/facilitator/payments/:paymentId/void'],
+  refund: ['POST /api/v1/facilitator/payments/:paymentId/refunds'],
+  refundAuth: ['GET /api/v1/facilitator/payments/:paymentId/refund-authorization'],
   hookCreate: ['POST /api/v1/facilitator/webhook-endpoints'],
   hookList: ['GET /api/v1/facilitator/webhook-endpoints'],
   hookManage: ['DELETE /api/v1/facilitator/webhook-endpoints/:endpointId', 'POST /api/v1/facilitator/webhook-endpoints/:endpointId/rotate-secret'],

@@ -62,16 +62,19 @@ export interface TestMerchant {
   apiKey: string;
   keyId: string;
   payoutAddress: Hex;
+  /** The payout wallet's key: it signs refunds. */
+  payoutKey: Hex;
 }
 
 /** Limits high enough that a test firing many requests at once is never throttled by accident. */
 export const UNTHROTTLED: MerchantRateLimits = { verify: { perMinute: 1_000_000, burst: 100_000 }, capture: { perMinute: 1_000_000, burst: 100_000 } };
 
 export async function newMerchant(w: World, name = 'Test Merchant', opts: { rateLimits?: MerchantRateLimits } = {}): Promise<TestMerchant> {
-  const payout = privateKeyToAddress(generatePrivateKey());
+  const payoutKey = generatePrivateKey();
+  const payout = privateKeyToAddress(payoutKey);
   const m = await createMerchant(w.cli, name, payout);
   if (opts.rateLimits) await setMerchantRateLimits(w.store.c, m.merchantId, opts.rateLimits);
-  return { merchantId: m.merchantId, apiKey: m.apiKey, keyId: m.keyId, payoutAddress: payout };
+  return { merchantId: m.merchantId, apiKey: m.apiKey, keyId: m.keyId, payoutAddress: payout, payoutKey };
 }
 
 /** A borrower onboarded through the real agent flow, ACTIVE with one granted agent key. */

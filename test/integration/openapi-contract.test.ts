@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { refund, refundUntil, signedRefund } from '../helpers/refunds.js';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { call, capture, newBorrower, newMerchant, newVoucher, pollUntil, world, type ApiResponse, type World } from '../helpers/world.js';
+import { call, capture, newBorrower, newMerchant, newVoucher, pollUntil, UNTHROTTLED, world, type ApiResponse, type World } from '../helpers/world.js';
 
 type Doc = {
   paths: Record<string, Record<string, { responses: Record<string, { content?: { 'application/json': { schema: { $ref: string } } } }> }>>;
@@ -51,7 +52,7 @@ describe('OpenAPI 3.1 document and the real responses', function () {
   });
 
   it('verify, capture, replay, poll and their errors match', async () => {
-    const m = await newMerchant(w);
+    const m = await newMerchant(w, 'OpenAPI merchant', { rateLimits: UNTHROTTLED });
     const b = await newBorrower(w);
     const v = await newVoucher(w, m, b, '1250');
     const verify = await call(w, 'POST', '/facilitator/verify', {
@@ -85,6 +86,23 @@ describe('OpenAPI 3.1 document and the real responses', function () {
     check('/facilitator/payments/{paymentId}/void', 'post', await call(w, 'POST', voidPath(first.json.receipt.paymentId), { token: m.apiKey, idempotencyKey: randomUUID() }));
     check('/facilitator/payments/{paymentId}/void', 'post', await call(w, 'POST', voidPath(randomUUID()), { token: m.apiKey, idempotencyKey: randomUUID() }));
     check('/facilitator/payments/{paymentId}/void', 'post', await call(w, 'POST', voidPath(randomUUID()), { token: m.apiKey }));
+
+    const paidId = first.json.receipt.paymentId as string;
+    const prepPath = (id: string, q: string) => `/facilitator/payments/${id}/refund-authorization?${q}`;
+    check('/facilitator/payments/{paymentId}/refund-authorization', 'get', await call(w, 'GET', prepPath(paidId, 'amount=1'), { token: m.apiKey }));
+    check('/facilitator/payments/{paymentId}/refund-authorization', 'get', await call(w, 'GET', prepPath(paidId, 'amount=0'), { token: m.apiKey }));
+    check('/facilitator/payments/{paymentId}/refund-authorization', 'get', await call(w, 'GET', prepPath(paidId, `amount=${10n ** 20n}`), { token: m.apiKey }));
+    check('/facilitator/payments/{paymentId}/refund-authorization', 'get', await call(w, 'GET', prepPath(randomUUID(), 'amount=1'), { token: m.apiKey }));
+    const refundBody = await signedRefund(w, m, paidId, '1');
+    const refunded = await refund(w, m, paidId, refundBody);
+    check('/facilitator/payments/{paymentId}/refunds', 'post', refunded);
+    check('/facilitator/payments/{paymentId}/refunds', 'post', await refund(w, m, paidId, refundBody));
+    check('/facilitator/payments/{paymentId}/refunds', 'post', await refund(w, m, paidId, { ...refundBody, signature: `0x${'11'.repeat(65)}` }));
+    check('/facilitator/payments/{paymentId}/refunds', 'post', await refund(w, m, paidId, { amount: 'x' }));
+    check('/facilitator/payments/{paymentId}/refunds', 'post', await refund(w, m, randomUUID(), refundBody));
+    check('/facilitator/payments/{paymentId}/refunds', 'post', await call(w, 'POST', `/facilitator/payments/${paidId}/refunds`, { token: m.apiKey, body: refundBody }));
+    const withRefund = await refundUntil(w, m, paidId, refunded.json.refund.refundId, 'SUCCEEDED');
+    check('/facilitator/payments/{paymentId}', 'get', { status: 200, headers: new Headers(), json: withRefund });
 
     check('/facilitator/payments/{paymentId}/receipt', 'get', await call(w, 'GET', `/facilitator/payments/${first.json.receipt.paymentId}/receipt`, { token: m.apiKey }));
     check('/facilitator/receipt-keys', 'get', await call(w, 'GET', '/facilitator/receipt-keys'));

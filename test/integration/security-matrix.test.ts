@@ -106,8 +106,8 @@ describe('security matrix: every credential against every route and tool', funct
       case 'otherMerchantKey':
         return [bearer(other.apiKey)];
       case 'jwtNoPermission':
-        if (column === 'capture' || column === 'void' || column === 'hookCreate' || column === 'hookManage') return [bearer(tokens.jwtReadOnly!)];
-        if (column === 'verify' || column === 'payment' || column === 'receipt' || column === 'list' || column === 'batch' || column === 'hookList') return [bearer(tokens.jwtCreateOnly!)];
+        if (column === 'capture' || column === 'void' || column === 'refund' || column === 'hookCreate' || column === 'hookManage') return [bearer(tokens.jwtReadOnly!)];
+        if (column === 'verify' || column === 'payment' || column === 'receipt' || column === 'list' || column === 'batch' || column === 'refundAuth' || column === 'hookList') return [bearer(tokens.jwtCreateOnly!)];
         return [bearer(tokens.jwtReadOnly!), bearer(tokens.jwtCreateOnly!)];
       case 'jwtNoStepUp':
         return [bearer(tokens.jwtNoMfa!), bearer(tokens.jwtStaleMfa!)];
@@ -211,6 +211,29 @@ describe('security matrix: every credential against every route and tool', funct
       }
     }
     assert.equal((await pollUntil(w, a, paymentId, 'CONFIRMED')).transaction, settled.transaction, 'the refused voids left the payment alone');
+
+    // Refunds: every credential on A's CONFIRMED payment, with a well-formed but unsigned authorization.
+    const unsigned = {
+      amount: '1',
+      authorization: { from: `0x${'11'.repeat(20)}`, to: `0x${'22'.repeat(20)}`, value: '1', validAfter: '0', validBefore: '99999999999', nonce: `0x${'33'.repeat(32)}` },
+      signature: `0x${'44'.repeat(65)}`,
+    };
+    for (const cred of CREDENTIAL_NAMES) {
+      for (const auth of authorizations(cred, 'refund')) {
+        const want = MATRIX[cred].refund;
+        const r = await send(`${w.baseUrl}/facilitator/payments/${paymentId}/refunds`, 'POST', auth, unsigned, { 'idempotency-key': randomUUID() });
+        assertRest(r, want, `refund with ${cred} (${auth?.slice(0, 24)})`);
+        if (want.status === 403 && want.code === 'FORBIDDEN') assert.equal(r.json.error.requiredPermission, PERMISSIONS.settleCreate);
+      }
+      for (const auth of authorizations(cred, 'refundAuth')) {
+        const want = MATRIX[cred].refundAuth;
+        const r = await send(`${w.baseUrl}/facilitator/payments/${paymentId}/refund-authorization?amount=1`, 'GET', auth);
+        assertRest(r, want, `refund authorization with ${cred} (${auth?.slice(0, 24)})`);
+        if (want.status === 200) assert.equal(r.json.typedData.message.nonce.slice(2, 34), paymentId.replace(/-/g, ''));
+        if (want.status === 403 && want.code === 'FORBIDDEN') assert.equal(r.json.error.requiredPermission, PERMISSIONS.settleRead);
+      }
+    }
+    assert.equal(await w.store.c.refunds.countDocuments({ _id: paymentId }), 0, 'no refusal recorded a refund');
 
     // Webhook endpoints: A's own endpoint is the target of every refused rotation and deletion.
     const hookUrl = 'https://127.0.0.1:9/x402'; // nothing listens: deliveries fail and stop once the endpoint is deleted

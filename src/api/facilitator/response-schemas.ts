@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { INVALID_REASONS } from '../../domain/invalid-reasons.js';
 import { PAYMENT_STATUSES } from '../../domain/payment.js';
+import { REFUND_STATUSES } from '../../domain/refunds.js';
 import { ERROR_STATUS, type ErrorCode } from '../../domain/errors.js';
 
 /**
@@ -9,6 +10,17 @@ import { ERROR_STATUS, type ErrorCode } from '../../domain/errors.js';
  */
 const BaseUnits = z.string().regex(/^[0-9]+$/).describe('Amount in the asset base units');
 const IsoTime = z.string().describe('ISO 8601 timestamp');
+
+export const RefundSchema = z.object({
+  refundId: z.string(),
+  amount: BaseUnits,
+  status: z.enum(REFUND_STATUSES as [string, ...string[]]).describe('PENDING -> SUBMITTED -> SUCCEEDED, or FAILED (its amount is then refundable again)'),
+  createdAt: IsoTime,
+  transaction: z.string().optional().describe('The refundWithAuthorization transaction'),
+  blockNumber: z.string().optional(),
+  debtReduced: BaseUnits.optional().describe("How much of the borrower's on-chain debt the refund cleared (less than amount if they had already repaid)"),
+  failureReason: z.string().optional(),
+});
 
 export const ReceiptSchema = z.object({
   paymentId: z.string().describe('Poll GET /facilitator/payments/{paymentId} with it'),
@@ -26,6 +38,25 @@ export const ReceiptSchema = z.object({
   confirmedAt: IsoTime.optional(),
   failureReason: z.string().optional(),
   voidedAt: IsoTime.optional().describe('When the merchant voided it (status VOIDED)'),
+  amountRefunded: BaseUnits.optional().describe('CONFIRMED payments with refunds: the sum of SUCCEEDED refunds'),
+  refunds: z.array(RefundSchema).optional().describe('Every refund asked for, oldest first'),
+});
+
+export const RefundResponseSchema = z.object({
+  refund: RefundSchema,
+  replayed: z.boolean().describe('true when this replays the first answer for the same Idempotency-Key and body'),
+});
+
+export const RefundAuthorizationResponseSchema = z.object({
+  typedData: z
+    .object({
+      types: z.record(z.string(), z.array(z.object({ name: z.string(), type: z.string() }))),
+      primaryType: z.literal('ReceiveWithAuthorization'),
+      domain: z.object({ name: z.string(), version: z.string(), chainId: z.number().int(), verifyingContract: z.string() }),
+      message: z.object({ from: z.string(), to: z.string(), value: BaseUnits, validAfter: BaseUnits, validBefore: BaseUnits, nonce: z.string() }),
+    })
+    .describe('EIP-712 typed data for eth_signTypedData_v4, signed by the payout wallet'),
+  refundable: BaseUnits.describe('What is left to refund, pending refunds counted'),
 });
 
 export const CaptureResponseSchema = z.object({

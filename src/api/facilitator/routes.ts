@@ -9,6 +9,8 @@ import { paymentStatus } from '../../payments/status.js';
 import { batchView } from '../../payments/batch-view.js';
 import { listPayments, type PaymentListQuery } from '../../payments/list-payments.js';
 import { voidPayment } from '../../payments/void-payment.js';
+import { prepareRefundAuthorization, refundPayment } from '../../payments/refund-payment.js';
+import { withRefunds } from '../../payments/refund-status.js';
 import { signedReceipt } from '../../payments/signed-receipt.js';
 import { baseUrl } from '../../config/env.js';
 import { keyFromPaymentIdentifier } from '../../payments/payment-identifier.js';
@@ -19,7 +21,15 @@ import type { AppDeps } from '../deps.js';
 import { merchantOf, requireMerchant } from '../merchant-auth.js';
 import { rateLimit } from '../rate-limit.js';
 import { phaseTimerOf, serverTiming } from '../../observability/phase-timer.js';
-import { CaptureBodySchema, IdempotencyKeySchema, PaymentListQuerySchema, VerifyBodySchema, WebhookEndpointBodySchema } from './schemas.js';
+import {
+  CaptureBodySchema,
+  IdempotencyKeySchema,
+  PaymentListQuerySchema,
+  RefundAuthorizationQuerySchema,
+  RefundBodySchema,
+  VerifyBodySchema,
+  WebhookEndpointBodySchema,
+} from './schemas.js';
 import { supportedBody } from './supported.js';
 
 /** The list query as the service takes it; `gt` and `lte` become the equivalent millisecond bounds. */
@@ -166,6 +176,28 @@ export function facilitatorRouter(deps: AppDeps): Router {
     },
   );
 
+  router.post('/payments/:paymentId/refunds', requireMerchant(deps, PERMISSIONS.settleCreate), writeLimit, async (ctx) => {
+    const idempotencyKey = idempotencyKeyOf(ctx);
+    const body = parseBody(RefundBodySchema, await readJsonBody(ctx));
+    const result = await refundPayment(deps, { merchantId: merchantOf(ctx).merchantId, paymentId: ctx.params.paymentId ?? '', idempotencyKey, body });
+    if (result.replayed) ctx.set('Idempotent-Replayed', 'true');
+    ctx.state.workflowId = `refund-${result.refund.refundId}`;
+    ctx.status = 202;
+    ctx.body = result;
+  });
+
+  router.get('/payments/:paymentId/refund-authorization', requireMerchant(deps, PERMISSIONS.settleRead), readLimit, async (ctx) => {
+    const parsed = RefundAuthorizationQuerySchema.safeParse(ctx.query);
+    if (!parsed.success) throw ApiError.invalidRequest(fieldIssues(parsed.error), 'The query is invalid; see fields.');
+    const q = parsed.data;
+    ctx.body = await prepareRefundAuthorization(deps, {
+      merchantId: merchantOf(ctx).merchantId,
+      paymentId: ctx.params.paymentId ?? '',
+      amount: q.amount,
+      ...(q.valid_for ? { validForSeconds: q.valid_for } : {}),
+    });
+  });
+
   router.post('/webhook-endpoints', requireMerchant(deps, PERMISSIONS.settleCreate), writeLimit, async (ctx) => {
     const body = parseBody(WebhookEndpointBodySchema, await readJsonBody(ctx));
     ctx.status = 201;
@@ -192,7 +224,7 @@ export function facilitatorRouter(deps: AppDeps): Router {
   });
 
   router.get('/payments/:paymentId', requireMerchant(deps, PERMISSIONS.settleRead), async (ctx) => {
-    ctx.body = await paymentStatus(deps, merchantOf(ctx).merchantId, ctx.params.paymentId ?? '');
+    ctx.body = await withRefunds(deps, await paymentStatus(deps, merchantOf(ctx).merchantId, ctx.params.paymentId ?? ''));
     ctx.state.workflowId = ctx.params.paymentId;
   });
 

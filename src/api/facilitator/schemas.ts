@@ -41,3 +41,29 @@ export const PaymentListQuerySchema = z
 export const WebhookEndpointBodySchema = z.strictObject({
   url: z.string().min(1).max(2048).describe('https URL that receives signed events (Standard Webhooks)'),
 });
+
+const Address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'a 0x-prefixed 20-byte hex address');
+const Uint256 = z.string().regex(/^(0|[1-9][0-9]{0,77})$/, 'a decimal integer string').refine((s) => BigInt(s) < 2n ** 256n, 'exceeds uint256');
+const BaseUnits = z.string().regex(/^[1-9][0-9]{0,30}$/, 'a positive decimal string of base units');
+
+/** The EIP-3009 ReceiveWithAuthorization the merchant's payout wallet signed (values as decimal strings). */
+export const RefundAuthorizationSchema = z.strictObject({
+  from: Address,
+  to: Address,
+  value: Uint256,
+  validAfter: Uint256,
+  validBefore: Uint256,
+  nonce: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'a 0x-prefixed 32-byte hex nonce'),
+});
+
+export const RefundBodySchema = z.strictObject({
+  amount: BaseUnits.describe('Base units to refund; at most what is left of the payment'),
+  authorization: RefundAuthorizationSchema,
+  signature: z.string().regex(/^0x[0-9a-fA-F]{130}$/, 'a 65-byte hex signature'),
+});
+
+export const RefundAuthorizationQuerySchema = z.strictObject({
+  amount: BaseUnits,
+  /** Seconds the authorization stays valid (default 3600). */
+  valid_for: z.coerce.number().int().min(900).max(7 * 24 * 3600).optional(),
+});
