@@ -1,6 +1,7 @@
 import type { Context, Next } from 'koa';
 import { ApiError } from '../domain/errors.js';
 import type { Logger } from '../observability/logger.js';
+import { IdempotencyKeyBusy } from '../store/idempotency.js';
 import { isTransientDependencyError } from './transient-errors.js';
 
 /**
@@ -13,7 +14,7 @@ export function errorMiddleware(logger: Logger) {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) throw ApiError.notFound('route');
     } catch (err) {
-      const apiError = err instanceof ApiError ? err : null;
+      const apiError = err instanceof ApiError ? err : err instanceof IdempotencyKeyBusy ? ApiError.idempotencyKeyInUse() : null;
       const transient = !apiError && isTransientDependencyError(err);
       if (transient) logger.warn('dependency unavailable', { requestId: ctx.state.requestId, path: ctx.path, error: err });
       else if (!apiError) logger.error('request failed', { requestId: ctx.state.requestId, path: ctx.path, error: err });

@@ -11,6 +11,7 @@ export type ErrorCode =
   | 'NOT_FOUND'
   | 'METHOD_NOT_ALLOWED'
   | 'IDEMPOTENCY_KEY_CONFLICT'
+  | 'IDEMPOTENCY_KEY_IN_USE'
   | 'PAYMENT_ALREADY_CLAIMED'
   | 'PAYMENT_NOT_VOIDABLE'
   | 'PAYMENT_NOT_CONFIRMED'
@@ -36,6 +37,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   IDEMPOTENCY_KEY_CONFLICT: 409,
+  IDEMPOTENCY_KEY_IN_USE: 409,
   PAYMENT_ALREADY_CLAIMED: 409,
   PAYMENT_NOT_VOIDABLE: 409,
   PAYMENT_NOT_CONFIRMED: 409,
@@ -135,6 +137,12 @@ export class ApiError extends Error {
       'IDEMPOTENCY_KEY_CONFLICT',
       'This Idempotency-Key was already used with a different body. Use a new key for a new request.',
     );
+  }
+
+  static idempotencyKeyInUse(retryAfterSeconds = 1): ApiError {
+    return new ApiError('IDEMPOTENCY_KEY_IN_USE', 'Another request with this Idempotency-Key is being processed right now. Retry after a moment.', {
+      headers: { 'Retry-After': String(retryAfterSeconds) },
+    });
   }
 
   static paymentAlreadyClaimed(batchId?: string): ApiError {

@@ -2,6 +2,11 @@ import type { Collections } from './collections.js';
 import type { IdempotencyDoc } from './documents.js';
 import { isDuplicateKey } from './mongo.js';
 
+/** Concurrent requests with the same key kept taking and releasing it: none could be judged against it. */
+export class IdempotencyKeyBusy extends Error {
+  override name = 'IdempotencyKeyBusy';
+}
+
 export type ClaimResult = { kind: 'claimed'; doc: IdempotencyDoc } | { kind: 'existing'; doc: IdempotencyDoc };
 
 export function idempotencyId(merchantId: string, key: string): string {
@@ -25,7 +30,7 @@ export async function claimIdempotencyKey(c: Collections, doc: IdempotencyDoc, n
     if (existing.expiresAt > now) return { kind: 'existing', doc: existing };
     await c.idempotency.deleteOne({ _id: doc._id, expiresAt: existing.expiresAt });
   }
-  throw new Error('idempotency key claim did not settle after 3 attempts');
+  throw new IdempotencyKeyBusy('idempotency key claim did not settle after 3 attempts');
 }
 
 /** Frees a key whose request was refused, so the caller can fix the request and retry with it. */

@@ -83,6 +83,8 @@ const RestErrorBody = z.strictObject({
     limitBytes: z.number().int().optional(),
     batchId: z.string().optional(),
     paymentStatus: z.string().optional(),
+    refundable: z.string().regex(/^[0-9]+$/).optional(),
+    refundId: z.string().optional(),
   }),
 });
 export type RestErrorBody = z.infer<typeof RestErrorBody>;

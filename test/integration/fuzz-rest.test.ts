@@ -2,7 +2,16 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { z } from 'zod';
-import { BatchViewSchema, CaptureResponseSchema, PaymentListSchema, ReceiptSchema, VerifyResponseSchema, VoidResponseSchema } from '../../src/api/facilitator/response-schemas.js';
+import {
+  BatchViewSchema,
+  CaptureResponseSchema,
+  PaymentListSchema,
+  ReceiptSchema,
+  RefundAuthorizationResponseSchema,
+  RefundResponseSchema,
+  VerifyResponseSchema,
+  VoidResponseSchema,
+} from '../../src/api/facilitator/response-schemas.js';
 import { isUuidV4 } from '../../src/domain/ids.js';
 import { checkRestAnswer, send, Tally, type RawRequest } from '../helpers/fuzz-checks.js';
 import { assertConsistent, assertOnlyExpected, assertPaymentsComplete, Expected, snapshot, type FuzzScope } from '../helpers/fuzz-state.js';
@@ -186,6 +195,57 @@ describe('fuzz: the facilitator REST edges on the real stack', function () {
     });
     console.log(`      list, batch and void outcomes: ${tally}`);
     tally.assertReached(['list:200', 'list:400:INVALID_REQUEST', 'list:401:UNAUTHENTICATED', 'batch:200', 'batch:404:NOT_FOUND', 'void:404:NOT_FOUND', 'void:409:PAYMENT_ALREADY_CLAIMED', 'void:400:IDEMPOTENCY_KEY_INVALID']);
+    await assertOnlyExpected(w, scope, before, new Expected());
+  });
+
+  it(`POST …/payments/{id}/refunds and GET …/refund-authorization: ${CASES} bodies, queries, paths and keys; nothing unsigned is ever recorded`, async function () {
+    const before = await snapshot(w, scope);
+    const tally = new Tally();
+    await pollUntil(w, m, ownPayment, 'CONFIRMED');
+    const nonce = `0x${ownPayment.replace(/-/g, '')}${'5a'.repeat(16)}`;
+    const base = {
+      amount: '1',
+      authorization: { from: m.payoutAddress, to: `0x${'22'.repeat(20)}`, value: '1', validAfter: '0', validBefore: '99999999999', nonce },
+      signature: `0x${'44'.repeat(65)}`,
+    };
+    const field = fc.constantFrom('amount', 'authorization', 'signature', 'authorization.from', 'authorization.to', 'authorization.value', 'authorization.validAfter', 'authorization.validBefore', 'authorization.nonce');
+    const junk = fc.oneof(
+      { weight: 3, arbitrary: fc.constantFrom<unknown>('0', '-1', '1e3', '01', 'x', '', ' 1', '0x', `0x${'ff'.repeat(32)}`, `0x${'ff'.repeat(40)}`, String(2n ** 256n), 1, null, true, [], {}, nonce.toUpperCase()) },
+      { weight: 1, arbitrary: nastyString.filter((x) => x.length < 2_000) },
+    );
+    const mutated = fc.array(fc.tuple(field, fc.option(junk, { nil: undefined })), { maxLength: 3 }).map((edits) => {
+      const body = structuredClone(base) as Record<string, unknown> & { authorization: Record<string, unknown> };
+      for (const [path, v] of edits) {
+        const [head, leaf] = path.split('.') as [string, string | undefined];
+        const holder = leaf ? body.authorization : body;
+        if (typeof holder !== 'object' || holder === null || Array.isArray(holder)) continue; // authorization itself was replaced
+        const key = leaf ?? head;
+        if (v === undefined) delete holder[key];
+        else holder[key] = v;
+      }
+      return body;
+    });
+    const target = fc.oneof({ weight: 4, arbitrary: fc.constantFrom(ownPayment, othersPayment, ownPayment.toUpperCase()) }, { weight: 1, arbitrary: pathSegment.filter((x) => !['', '.', '..', '%2e%2e'].includes(x)) });
+    const query = fc.array(fc.tuple(fc.constantFrom('amount', 'valid_for', 'colour'), fc.oneof(fc.constantFrom('1', '0', '-1', '900', '899', '604801', '1e3', '', `${10n ** 31n}`), nastyString.filter((x) => x.length < 200).map(percentEncode))), { maxLength: 3 });
+    const arb = fc.oneof(
+      fc.record({ kind: fc.constant('refund' as const), method: method('POST'), path: target.map((t) => `/facilitator/payments/${t}/refunds`), body: mutated.chain((b) => bodyTextOf(b)), contentType, auth: authHeader(m, other), accept, idempotencyKey: idempotencyKeyHeader }),
+      fc.record({ kind: fc.constant('prep' as const), method: fc.constant('GET'), path: fc.tuple(target, query).map(([t, q]) => `/facilitator/payments/${t}/refund-authorization?${q.map(([k, v]) => `${k}=${v}`).join('&')}`), auth: authHeader(m, other), accept }),
+    );
+    await fuzzCases(arb, async (c) => {
+      const req = request(w, c.path, c);
+      const a = await send(req);
+      const { code, json } = checkRestAnswer(req, a, c.kind === 'refund' ? RefundResponseSchema : RefundAuthorizationResponseSchema);
+      if (!code && c.kind === 'refund') assert.fail(`an unsigned refund was recorded: ${JSON.stringify(req)} -> ${a.text}`);
+      if (!code && c.kind === 'prep') {
+        const td = (json as { typedData: { message: { nonce: string; from: string } } }).typedData;
+        assert.equal(td.message.nonce.slice(2, 34), ownPayment.replace(/-/g, ''), `typed data only for the caller's own payment: ${JSON.stringify(req)}`);
+        assert.equal(td.message.from, m.payoutAddress.toLowerCase());
+      }
+      tally.add(`${c.kind}:${code ? `${a.status}:${code}` : a.status}`);
+    });
+    console.log(`      refund outcomes: ${tally}`);
+    tally.assertReached(['refund:400:REFUND_AUTHORIZATION_INVALID', 'refund:400:INVALID_REQUEST', 'refund:404:NOT_FOUND', 'prep:200', 'prep:400:INVALID_REQUEST', 'prep:404:NOT_FOUND']);
+    assert.equal(await w.store.c.refunds.countDocuments({ _id: { $in: [ownPayment, othersPayment] } }), 0, 'no refund recorded');
     await assertOnlyExpected(w, scope, before, new Expected());
   });
 

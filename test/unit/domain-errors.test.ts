@@ -31,6 +31,7 @@ describe('domain/errors and invalid reasons', () => {
       [ApiError.notFound('payment'), 404, 'NOT_FOUND'],
       [ApiError.methodNotAllowed(), 405, 'METHOD_NOT_ALLOWED'],
       [ApiError.idempotencyKeyConflict(), 409, 'IDEMPOTENCY_KEY_CONFLICT'],
+      [ApiError.idempotencyKeyInUse(), 409, 'IDEMPOTENCY_KEY_IN_USE'],
       [ApiError.paymentAlreadyClaimed('b'), 409, 'PAYMENT_ALREADY_CLAIMED'],
       [ApiError.paymentNotVoidable('SUBMITTED'), 409, 'PAYMENT_NOT_VOIDABLE'],
       [ApiError.paymentNotConfirmed('QUEUED'), 409, 'PAYMENT_NOT_CONFIRMED'],

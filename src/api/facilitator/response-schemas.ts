@@ -142,7 +142,9 @@ export const ErrorBodySchema = z.object({
       invalidReason: z.enum(INVALID_REASONS).optional(),
       requiredPermission: z.string().optional(),
       batchId: z.string().optional().describe('PAYMENT_ALREADY_CLAIMED: the batch that holds the payment'),
-      paymentStatus: z.string().optional().describe('PAYMENT_NOT_VOIDABLE: the status that prevents it'),
+      paymentStatus: z.string().optional().describe('PAYMENT_NOT_VOIDABLE, PAYMENT_NOT_CONFIRMED: the status that prevents it'),
+      refundable: BaseUnits.optional().describe('REFUND_EXCEEDS_PAYMENT: what is left to refund'),
+      refundId: z.string().optional().describe('REFUND_AUTHORIZATION_USED: the refund that holds the authorization'),
     })
     .describe('The one error shape of every non-2xx answer'),
 });

@@ -43,7 +43,7 @@ export const WebhookEndpointBodySchema = z.strictObject({
 });
 
 const Address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'a 0x-prefixed 20-byte hex address');
-const Uint256 = z.string().regex(/^(0|[1-9][0-9]{0,77})$/, 'a decimal integer string').refine((s) => BigInt(s) < 2n ** 256n, 'exceeds uint256');
+const Uint256 = z.string().regex(/^(0|[1-9][0-9]{0,77})$/, 'a decimal integer string').refine((s) => !/^[0-9]+$/.test(s) || BigInt(s) < 2n ** 256n, 'exceeds uint256'); // zod runs refinements after a failed regex too
 const BaseUnits = z.string().regex(/^[1-9][0-9]{0,30}$/, 'a positive decimal string of base units');
 
 /** The EIP-3009 ReceiveWithAuthorization the merchant's payout wallet signed (values as decimal strings). */
