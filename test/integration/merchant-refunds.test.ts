@@ -7,6 +7,7 @@ import { refundLogsIn } from '../../src/chain/refund.js';
 import { paymentsExport, paymentsReconcile } from '../../src/cli/payment-commands.js';
 import { uuidToBytes32 } from '../../src/domain/ids.js';
 import { findBorrower } from '../../src/store/borrowers.js';
+import { reserveRefund } from '../../src/store/refunds.js';
 import { refund, refundUntil, signedRefund } from '../helpers/refunds.js';
 import { call, capture, erc20BalanceOf, newBorrower, newMerchant, newVoucher, pollUntil, UNTHROTTLED, type TestBorrower, type TestMerchant, type World, world } from '../helpers/world.js';
 
@@ -127,15 +128,31 @@ describe('merchant: refunds of CONFIRMED payments', function () {
     await refundUntil(w, m, p2, admitted.json.refund.refundId, 'SUCCEEDED');
   });
 
+  it('a refund recorded by an API process that died before starting its workflow is started by the next poll', async function () {
+    const [, p2] = paid as [string, string];
+    const body = await signedRefund(w, m, p2, '500');
+    const refundId = randomUUID();
+    const doc = (await w.store.c.refunds.findOne({ _id: p2 }))!;
+    const createdAt = new Date(Date.now() - 120_000);
+    const reserved = await reserveRefund(
+      w.store.c,
+      { _id: p2, merchantId: doc.merchantId, borrowerId: doc.borrowerId, amount: doc.amount, batchId: doc.batchId, transaction: doc.transaction },
+      { refundId, amount: body.amount, status: 'PENDING', authorization: body.authorization, signature: body.signature, createdAt, updatedAt: createdAt },
+    );
+    assert.equal(reserved.kind, 'reserved');
+    const done = await refundUntil(w, m, p2, refundId, 'SUCCEEDED');
+    assert.equal(done.amountRefunded, '3500');
+  });
+
   it('reconcile finds no difference between store and chain after the refunds; the export carries them', async function () {
     const out = await paymentsReconcile(w.cli, { merchant: m.merchantId, from: startedAt.toISOString() });
     assert.deepEqual(out.differences, []);
     assert.equal(out.storeConfirmed, 2);
-    assert.equal(out.storeRefunds, 3);
-    assert.equal(out.chainRefunds, 3);
+    assert.equal(out.storeRefunds, 4);
+    assert.equal(out.chainRefunds, 4);
     const exported = await paymentsExport(w.cli, { merchant: m.merchantId, from: startedAt.toISOString(), format: 'json', out: `/tmp/refund-export-${process.pid}.json` });
     assert.equal(exported.payments, 2);
     const rows = JSON.parse((await import('node:fs')).readFileSync(`/tmp/refund-export-${process.pid}.json`, 'utf8')) as { paymentId: string; amountRefunded: string }[];
-    assert.deepEqual(Object.fromEntries(rows.map((r) => [r.paymentId, r.amountRefunded])), { [paid[0]!]: '5000', [paid[1]!]: '3000' });
+    assert.deepEqual(Object.fromEntries(rows.map((r) => [r.paymentId, r.amountRefunded])), { [paid[0]!]: '5000', [paid[1]!]: '3500' });
   });
 });
