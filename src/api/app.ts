@@ -9,6 +9,8 @@ import { metricsRouter } from './metrics.js';
 import { observeRequests } from './observe-requests.js';
 import { createOAuthProvider } from '../auth/oauth/provider.js';
 import { oauthProviderMiddleware } from '../auth/oauth/mount.js';
+import { hostGuard } from '../auth/oauth/host-guard.js';
+import { guardRegistration } from '../auth/oauth/registration-guard.js';
 import { borrowerWebRoutes } from '../borrower-web/router.js';
 import { mcpRouter } from '../mcp/routes.js';
 
@@ -17,9 +19,10 @@ export function createApp(deps: AppDeps): Koa {
   app.silent = true;
   app.use(requestIdMiddleware);
   app.use(observeRequests(deps.logger, deps.metrics?.api));
+  app.use(hostGuard(deps.env));
   // oidc-provider writes its own responses and OAuth errors, so it sits outside the JSON error middleware.
   const oauth = createOAuthProvider(deps);
-  app.use(oauthProviderMiddleware(oauth));
+  app.use(oauthProviderMiddleware(oauth, { guardRegistration: (ctx) => guardRegistration(deps, ctx) }));
   app.use(errorMiddleware(deps.logger));
   app.use(borrowerWebRoutes(deps, oauth));
   if (deps.metrics) app.use(metricsRouter(deps.metrics.registry, deps.env.METRICS_TOKEN).routes());

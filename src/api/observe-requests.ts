@@ -1,6 +1,7 @@
 import type { Context, Next } from 'koa';
 import type { Logger } from '../observability/logger.js';
 import type { ApiMetrics } from '../observability/metrics.js';
+import { httpMethodLabel, httpStatusLabel } from '../observability/labels.js';
 
 /** Path segments that look like ids or interaction handles are not worth a log line of their own. */
 const maskIds = (path: string): string => path.replace(/\/[A-Za-z0-9_-]{16,}/g, '/:id');
@@ -22,8 +23,9 @@ export function observeRequests(logger: Logger, metrics?: ApiMetrics) {
       const matched = (ctx as Context & { _matchedRoute?: string })._matchedRoute;
       if (metrics) {
         const route = matched ?? 'unmatched';
-        metrics.httpDuration.observe({ route, method: ctx.method }, seconds);
-        metrics.httpRequests.inc({ route, method: ctx.method, status: String(ctx.status) });
+        const method = httpMethodLabel(ctx.method);
+        metrics.httpDuration.observe({ route, method }, seconds);
+        metrics.httpRequests.inc({ route, method, status: httpStatusLabel(ctx.status) });
       }
       if (!ctx.path.startsWith('/mcp') && ctx.path !== '/metrics') {
         const merchantId = (ctx.state.merchant as { merchantId?: string } | undefined)?.merchantId;

@@ -62,6 +62,7 @@ export function sendHtml(ctx: Context, html: string, nonce: string | null, statu
   ctx.type = 'html';
   ctx.set('Cache-Control', 'no-store');
   ctx.set('X-Content-Type-Options', 'nosniff');
+  ctx.set('X-Frame-Options', 'DENY');
   ctx.set('Referrer-Policy', 'no-referrer');
   ctx.set(
     'Content-Security-Policy',

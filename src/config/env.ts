@@ -22,7 +22,10 @@ export const EnvSchema = z.object({
 
   API_HOST: z.string().default('127.0.0.1'),
   API_PORT: intFromEnv(8402, 1),
-  /** Public origin of the API; {base_url} is this + /api/v1 and {mcp_url} is this + /mcp. */
+  /**
+   * Public origin of the API; {base_url} is this + /api/v1 and {mcp_url} is this + /mcp. The OAuth
+   * and MCP routes refuse a request whose Host (X-Forwarded-Host when set) is not this origin's host.
+   */
   PUBLIC_ORIGIN: optionalString,
 
   TEMPORAL_ADDRESS: z.string().default('127.0.0.1:7233'),
@@ -90,6 +93,11 @@ export const EnvSchema = z.object({
   OAUTH_DCR_ENABLED: boolFromEnv(true),
   /** Comma-separated host names of named agent hosts whose https redirect URIs DCR accepts. */
   OAUTH_DCR_ALLOWED_HOSTS: z.string().default(''),
+  /** Registrations one source address may make: a token bucket of this rate per minute and burst. */
+  OAUTH_DCR_PER_MIN: intFromEnv(10, 1),
+  OAUTH_DCR_BURST: intFromEnv(20, 1),
+  /** A registered client that no borrower has granted anything within this many hours is deleted. */
+  OAUTH_UNUSED_CLIENT_TTL_HOURS: intFromEnv(24, 1),
   BORROWER_TOKEN_TTL_SECONDS: intFromEnv(900, 60),
   REFRESH_TOKEN_TTL_SECONDS: intFromEnv(30 * 24 * 3600, 300),
   /** Credit line offered to a borrower on accept_credit_facility, in asset base units (1000 USDC). */
@@ -128,6 +136,7 @@ export function loadEnv(source: NodeJS.ProcessEnv = process.env): Env {
   return parsed.data;
 }
 
+/** PUBLIC_ORIGIN, else http://API_HOST:API_PORT. */
 export function publicOrigin(env: Env): string {
   return env.PUBLIC_ORIGIN ?? `http://${env.API_HOST}:${env.API_PORT}`;
 }
@@ -143,6 +152,11 @@ export function mcpUrl(env: Env): string {
 /** The OAuth 2.1 authorization server's issuer (RFC 8414 metadata lives under it). */
 export function oauthIssuer(env: Env): string {
   return `${publicOrigin(env)}/oauth`;
+}
+
+/** The Host (host[:port], lower case, default port omitted) that OAuth and MCP requests must carry. */
+export function publicHost(env: Env): string {
+  return new URL(publicOrigin(env)).host.toLowerCase();
 }
 
 /** Host names DCR accepts for non-loopback redirect URIs. */

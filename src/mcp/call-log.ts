@@ -2,6 +2,7 @@ import type { ApiMetrics } from '../observability/metrics.js';
 import type { BorrowerPrincipal } from '../agents/types.js';
 import type { Logger } from '../observability/logger.js';
 import type { CallRecord } from './call-record.js';
+import { toolLabel, toolOutcomeLabel } from '../observability/labels.js';
 
 interface RpcMessage {
   id?: unknown;
@@ -50,13 +51,14 @@ export function logMcpCalls(
       // The SDK refused the call before our handler ran: invalid arguments or an unknown tool.
       outcome = 'invalid_call';
     }
-    if (tool) metrics?.mcpToolCalls.inc({ tool, outcome: outcome === 'ok' ? 'ok' : String(errorCode ?? outcome) });
+    // The tool name comes from the request: only the eight known tools get a series of their own.
+    if (tool) metrics?.mcpToolCalls.inc({ tool: toolLabel(tool), outcome: toolOutcomeLabel(outcome === 'ok' ? 'ok' : (errorCode ?? outcome)) });
     logger.info('mcp call', {
       requestId: fields.requestId,
       borrowerId: fields.principal.borrowerId,
       clientId: fields.principal.clientId,
       method: msg.method,
-      ...(tool ? { tool } : {}),
+      ...(tool ? { tool: tool.slice(0, 64) } : {}),
       outcome,
       ...(errorCode !== undefined ? { errorCode } : {}),
       latencyMs: fields.latencyMs,

@@ -10,6 +10,7 @@ import { Webhook } from 'standardwebhooks';
 import { call, capture, newBorrower, newMerchant, newVoucher, pollUntil, UNTHROTTLED, type TestBorrower, type TestMerchant, type World } from '../helpers/world.js';
 import { freePort } from '../../src/stack/processes.js';
 import { useIsolatedStack } from '../support/isolated-stack.js';
+import { refund, refundUntil, signedRefund } from '../helpers/refunds.js';
 import { webhookAdd, webhookList, webhookRemove, webhookRotate } from '../../src/cli/webhook-commands.js';
 
 /** A throwaway CA and a certificate for 127.0.0.1 it signed; the worker trusts the CA through NODE_EXTRA_CA_CERTS. */
@@ -166,17 +167,21 @@ describe('webhooks: signed settlement events to a merchant endpoint that goes do
     const cancelled = await pay('1500');
     const voided = await call(w, 'POST', `/facilitator/payments/${cancelled}/void`, { token: m.apiKey, idempotencyKey: randomUUID() });
     assert.equal(voided.status, 200, JSON.stringify(voided.json));
+    const refunded = await refund(w, m, first[0]!, await signedRefund(w, m, first[0]!, '400'));
+    assert.equal(refunded.status, 202, JSON.stringify(refunded.json));
+    await refundUntil(w, m, first[0]!, refunded.json.refund.refundId, 'SUCCEEDED');
     await new Promise((r) => setTimeout(r, 10_000)); // down for a while: deliveries fail and back off
     assert.equal(receiver.uniqueIds().size, 2);
     await receiver.start();
 
-    await until('every missed event', 60_000, () => receiver.uniqueIds().size >= 5);
+    await until('every missed event', 60_000, () => receiver.uniqueIds().size >= 6);
     assert.equal(receiver.rejected, 0, 'every delivery carried a valid signature');
-    const byPayment = new Map(receiver.accepted.map((r) => [r.paymentId, r]));
-    for (const id of [...first, ...missed]) assert.equal(byPayment.get(id)?.type, 'payment.confirmed');
-    assert.equal(byPayment.get(cancelled)?.type, 'payment.voided');
-    assert.equal(byPayment.get(cancelled)?.status, 'VOIDED');
-    assert.equal(receiver.uniqueIds().size, 5, 'one event per payment, whatever was retried');
+    const of = (type: string) => new Map(receiver.accepted.filter((r) => r.type === type).map((r) => [r.paymentId, r]));
+    for (const id of [...first, ...missed]) assert.ok(of('payment.confirmed').has(id), `payment.confirmed for ${id}`);
+    assert.equal(of('payment.voided').get(cancelled)?.status, 'VOIDED');
+    assert.equal(of('payment.refunded').get(first[0]!)?.status, 'CONFIRMED', 'a refunded payment stays CONFIRMED');
+    assert.equal(of('payment.refunded').get(first[0]!)?.id, `evt_${first[0]!.replace(/-/g, '')}_refunded_${(refunded.json.refund.refundId as string).replace(/-/g, '')}`);
+    assert.equal(receiver.uniqueIds().size, 6, 'one event per payment and refund, whatever was retried');
 
     const batchId = (await pollUntil(w, m, missed[0]!, 'CONFIRMED')).batchId as string;
     const run = await w.temporal.workflow.getHandle(`webhook-${endpointId}-${batchId}`).describe();

@@ -31,6 +31,7 @@ import {
   WebhookEndpointBodySchema,
 } from './schemas.js';
 import { supportedBody } from './supported.js';
+import { errorCodeLabel, invalidReasonLabel } from '../../observability/labels.js';
 
 /** The list query as the service takes it; `gt` and `lte` become the equivalent millisecond bounds. */
 function listQuery(raw: unknown): PaymentListQuery {
@@ -90,9 +91,9 @@ function countCaptures(deps: AppDeps) {
       m?.captures.inc({ outcome: (ctx.body as { replayed?: boolean } | undefined)?.replayed ? 'replayed' : 'queued' });
     } catch (err) {
       const code = err instanceof ApiError ? err.code : 'INTERNAL';
-      m?.captures.inc({ outcome: code });
+      m?.captures.inc({ outcome: errorCodeLabel(code) });
       const reason = err instanceof ApiError ? err.extra?.invalidReason : undefined;
-      if (typeof reason === 'string') m?.captureRejections.inc({ reason });
+      if (typeof reason === 'string') m?.captureRejections.inc({ reason: invalidReasonLabel(reason) });
       throw err;
     }
   };
@@ -120,7 +121,7 @@ export function facilitatorRouter(deps: AppDeps): Router {
     async (ctx) => {
       const body = parseBody(VerifyBodySchema, await readJsonBody(ctx));
       const outcome = await verifyPayment(deps, merchantOf(ctx).merchantId, body.x402Version, body.paymentPayload, body.paymentRequirements);
-      deps.metrics?.api.verifyResults.inc({ result: outcome.isValid ? 'valid' : (outcome.invalidReason ?? 'invalid') });
+      deps.metrics?.api.verifyResults.inc({ result: outcome.isValid ? 'valid' : (outcome.invalidReason === undefined ? 'invalid' : invalidReasonLabel(outcome.invalidReason)) });
       ctx.body = outcome;
     },
   );

@@ -7,6 +7,8 @@ const DISCOVERY = '/.well-known/openid-configuration';
 /** RFC 8414 §3 and the OIDC variant with the issuer path appended, as the MCP SDK client tries them. */
 const ROOT_METADATA_PATHS = new Set([`/.well-known/oauth-authorization-server${OAUTH_PREFIX}`, `${DISCOVERY}${OAUTH_PREFIX}`]);
 
+export const PROVIDER_CSP = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'";
+
 /**
  * Hands /oauth/* (except the sign-in pages under /oauth/interaction/, which are ours) to
  * oidc-provider with the prefix stripped, and answers the root well-known metadata URLs with
@@ -14,7 +16,7 @@ const ROOT_METADATA_PATHS = new Set([`/.well-known/oauth-authorization-server${O
  * req.originalUrl minus req.url, so every URL it emits keeps the /oauth prefix.
  * Mount it before the JSON error middleware: the provider writes its own responses and errors.
  */
-export function oauthProviderMiddleware(provider: Provider) {
+export function oauthProviderMiddleware(provider: Provider, opts: { guardRegistration?: (ctx: Context) => Promise<boolean> } = {}) {
   const handle = provider.callback();
   return async (ctx: Context, next: Next) => {
     const { path } = ctx;
@@ -25,6 +27,15 @@ export function oauthProviderMiddleware(provider: Provider) {
       innerPath = path.slice(OAUTH_PREFIX.length) || '/';
     }
     if (innerPath === undefined) return next();
+    if (innerPath === '/reg' && ctx.method === 'POST' && opts.guardRegistration && (await opts.guardRegistration(ctx))) {
+      ctx.respond = false;
+      return;
+    }
+    // Every page oidc-provider renders (error pages, form_post) may not be framed and runs no
+    // script but its own: form_post adds the hash of its inline script to script-src.
+    ctx.res.setHeader('Content-Security-Policy', PROVIDER_CSP);
+    ctx.res.setHeader('X-Frame-Options', 'DENY');
+    ctx.res.setHeader('X-Content-Type-Options', 'nosniff');
 
     const req = ctx.req as typeof ctx.req & { originalUrl?: string };
     const outerUrl = req.url;
