@@ -63,6 +63,8 @@ export interface BorrowerStatusOutput {
     agent_keys: { key_id: string; public_key: string; status: string; per_payment_limit: string | null; daily_limit: string | null; expires_at: number | null }[];
   }[];
   pending_signatures: { signing_request_id: string; kind: string; status: string; signing_url: string; expires_at: string }[];
+  /** Set while an operator has suspended the borrower: prepare and capture refuse with borrower_not_active. */
+  suspended: { at: string; reason: string } | null;
   next_step: string;
 }
 
@@ -117,6 +119,7 @@ export async function getBorrowerStatus(deps: AppDeps, p: BorrowerPrincipal, inp
       signing_url: signingUrl(deps, r._id),
       expires_at: r.expiresAt.toISOString(),
     })),
-    next_step: NEXT_STEP[stage],
+    suspended: b.suspended ? { at: b.suspended.at.toISOString(), reason: b.suspended.reason } : null,
+    next_step: b.suspended ? 'Suspended by the operator: no new payments until reinstated; repayments still work.' : NEXT_STEP[stage],
   };
 }

@@ -132,6 +132,7 @@ export async function preparePayment(deps: AppDeps, p: BorrowerPrincipal, input:
   const b = await loadBorrower(deps, p);
   requireStage(b, 'ACTIVE');
   if (b.status !== 'ACTIVE') throw new ToolError('STAGE_REQUIRED', 'the borrower is not active', { required_stage: 'ACTIVE' });
+  if (b.suspended) throw new ToolError('BORROWER_NOT_ACTIVE', 'the operator suspended this borrower: no new payments until reinstated', { reason: 'borrower_not_active' });
   const terms = await readTerms(deps, args.payment_required, args.order_ref);
   const agent = await resolveOperationalAgent(deps, p, args.operational_agent_id);
   const key = signingKey(await listAgentKeys(c, agent._id));
@@ -268,7 +269,7 @@ async function createIntent(
 
   const held = await holdCredit(c, p.borrowerId, id, amount);
   if (held === 'insufficient_credit') return refuse(insufficientCredit());
-  if (held === 'borrower_not_active') return refuse(new ToolError('STAGE_REQUIRED', 'the borrower is not active', { required_stage: 'ACTIVE' }));
+  if (held === 'borrower_not_active') return refuse(new ToolError('BORROWER_NOT_ACTIVE', 'the borrower is not active or was suspended', { reason: 'borrower_not_active' }));
   if (joined) await ensureExpiryRunning(deps, expiry);
 
   const voucher = buildVoucher({

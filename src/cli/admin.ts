@@ -8,6 +8,7 @@ import { print, UsageError } from './output.js';
 import { stackBackup, stackRestore } from './stack-commands.js';
 import { paymentsExport, paymentsReconcile } from './payment-commands.js';
 import { webhookAdd, webhookList, webhookRemove, webhookRotate } from './webhook-commands.js';
+import { agentKeyRevoke, borrowerReinstate, borrowerShow, borrowerSuspend } from './borrower-commands.js';
 
 type Flags = Record<string, string | boolean | undefined>;
 interface Command {
@@ -112,9 +113,33 @@ const COMMANDS: Record<string, Command> = {
       return report;
     },
   },
+  'borrower show': {
+    usage: 'borrower show --borrower <borrowerId>',
+    summary: "A borrower's status, credit, operational agents and their keys.",
+    options: { borrower: { type: 'string' } },
+    run: (ctx, f) => borrowerShow(ctx, { ...(s(f, 'borrower') ? { borrower: s(f, 'borrower') } : {}) }),
+  },
+  'borrower suspend': {
+    usage: 'borrower suspend --borrower <borrowerId> --reason <text>',
+    summary: 'Stop a borrower spending at once: prepare and capture refuse with borrower_not_active; captured payments still settle.',
+    options: { borrower: { type: 'string' }, reason: { type: 'string' } },
+    run: (ctx, f) => borrowerSuspend(ctx, { ...(s(f, 'borrower') ? { borrower: s(f, 'borrower') } : {}), ...(s(f, 'reason') ? { reason: s(f, 'reason') } : {}) }),
+  },
+  'borrower reinstate': {
+    usage: 'borrower reinstate --borrower <borrowerId>',
+    summary: 'Lift a suspension.',
+    options: { borrower: { type: 'string' } },
+    run: (ctx, f) => borrowerReinstate(ctx, { ...(s(f, 'borrower') ? { borrower: s(f, 'borrower') } : {}) }),
+  },
+  'agent-key revoke': {
+    usage: 'agent-key revoke --key <agentKeyId>',
+    summary: 'Revoke one agent key at once: vouchers it signed, even prepared before, are refused with agent_key_revoked.',
+    options: { key: { type: 'string' } },
+    run: (ctx, f) => agentKeyRevoke(ctx, { ...(s(f, 'key') ? { key: s(f, 'key') } : {}) }),
+  },
   'webhook add': {
     usage: 'webhook add --merchant <merchantId> --url <https URL>',
-    summary: 'Register a webhook endpoint for a merchant (payment.confirmed, payment.failed, payment.voided); prints its secret once.',
+    summary: 'Register a webhook endpoint for a merchant (payment.confirmed, payment.failed, payment.voided, payment.refunded); prints its secret once.',
     options: { merchant: { type: 'string' }, url: { type: 'string' } },
     run: (ctx, f) => webhookAdd(ctx, { ...(s(f, 'merchant') ? { merchant: s(f, 'merchant') } : {}), ...(s(f, 'url') ? { url: s(f, 'url') } : {}) }),
     note: 'Give the secret to the merchant now: it is not shown again (rotate to issue a new one).',

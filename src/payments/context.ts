@@ -56,7 +56,7 @@ export async function loadVerificationContext(
     asset: deps.settlement.asset.toLowerCase(),
     merchant: { merchantId, payoutAddress: (merchant?.payoutAddress ?? '').toLowerCase() },
     agentKeys,
-    borrower: borrower ? { borrowerId: borrower._id, status: borrower.status } : null,
+    borrower: borrower ? { borrowerId: borrower._id, status: borrower.suspended ? 'SUSPENDED' : borrower.status } : null,
     spendIntent,
     voucherAlreadyUsed: intent?.status === 'CONSUMED' && intent.paymentId !== undefined && intent.paymentId !== ownPaymentId,
   };

@@ -21,7 +21,7 @@ export type HoldResult = 'held' | 'already_held' | 'insufficient_credit' | 'borr
  */
 export function holdCredit(c: Collections, borrowerId: string, holdId: string, amount: number): Promise<HoldResult> {
   return changeBorrower<HoldResult>(c, borrowerId, (b) => {
-    if (!b || b.status !== 'ACTIVE') return { result: 'borrower_not_active' };
+    if (!b || b.status !== 'ACTIVE' || b.suspended) return { result: 'borrower_not_active' };
     if (b.holds[holdId] !== undefined) return { result: 'already_held' };
     if (b.available < amount) return { result: 'insufficient_credit' };
     return { result: 'held', change: { available: b.available - amount, holds: { ...b.holds, [holdId]: amount } } };
@@ -103,5 +103,16 @@ export function closeHolds(c: Collections, borrowerId: string, holdIds: readonly
     }
     if (closed.length === 0) return { result: [] };
     return { result: closed, change: { holds, [into]: b[into] + sum } };
+  });
+}
+
+export type SuspensionChange = 'changed' | 'unchanged' | 'not_found';
+
+/** Suspends (with a reason) or reinstates (null) a borrower, under its lease like every borrower write. */
+export function setBorrowerSuspension(c: Collections, borrowerId: string, suspended: { at: Date; reason: string } | null): Promise<SuspensionChange> {
+  return changeBorrower<SuspensionChange>(c, borrowerId, (b) => {
+    if (!b) return { result: 'not_found' };
+    if (!!b.suspended === !!suspended) return { result: 'unchanged' };
+    return { result: 'changed', change: { suspended } };
   });
 }

@@ -51,6 +51,8 @@ export interface BorrowerDoc {
   debt: number;
   /** Repayments already booked into debt/available, by repayment id (makes booking idempotent). */
   bookedRepayments?: Record<string, number>;
+  /** Set by an operator: no new holds (prepare) or captures; payments captured before still settle. */
+  suspended?: { at: Date; reason: string } | null;
   /** Its operational agents, so they are fetched by _id (absent on documents older than the list). */
   operationalAgentIds?: string[];
   /** Fencing token of the last lease holder that read it (fencing.ts). */
