@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../config/env.js';
 import { openCli, type CliContext } from './context.js';
-import { devBorrowerCreate, devVoucher } from './dev-commands.js';
+import { devBorrowerCreate, devFund, devVoucher } from './dev-commands.js';
 import { chainDeploy } from './chain-commands.js';
 import { createMerchant, jwtIssue, keyIssue, keyList, keyRevoke, keyRotate, merchantLimits, merchantList } from './merchant-commands.js';
 import { print, UsageError } from './output.js';
@@ -182,6 +182,12 @@ const COMMANDS: Record<string, Command> = {
     summary: 'Dev only: an ACTIVE borrower with a credit line and an agent key (generated unless given).',
     options: { credit: { type: 'string' }, 'agent-public-key': { type: 'string' } },
     run: (ctx, f) => devBorrowerCreate(ctx, { ...(s(f, 'credit') ? { credit: s(f, 'credit') } : {}), ...(s(f, 'agent-public-key') ? { agentPublicKey: s(f, 'agent-public-key') } : {}) }),
+  },
+  'dev fund': {
+    usage: 'dev fund --wallet <0x address> --amount <base units>',
+    summary: 'Dev only (embedded anvil): mint test USDC to a wallet, e.g. a borrower\'s to try execute_repayment.',
+    options: { wallet: { type: 'string' }, amount: { type: 'string' } },
+    run: (ctx, f) => devFund(ctx, { ...(s(f, 'wallet') ? { wallet: s(f, 'wallet') } : {}), ...(s(f, 'amount') ? { amount: s(f, 'amount') } : {}) }),
   },
   'dev voucher': {
     usage: 'dev voucher --merchant <id> --borrower <id> --agent <operationalAgentId> --agent-private-key <base64url> --amount <base units> [--order-ref ref] [--resource url] [--ttl seconds]',

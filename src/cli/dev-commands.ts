@@ -1,4 +1,7 @@
-import { getAddress } from 'viem';
+import { createPublicClient, createWalletClient, getAddress, http, isAddress } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { testUsdcAbi } from '../chain/abi.js';
+import { ANVIL_DEV_PRIVATE_KEY } from '../stack/deployment.js';
 import { encodePaymentSignatureHeader } from '@x402/core/http';
 import { buildVoucher, signedCreditPayload } from '../domain/credit-envelope.js';
 import { newId } from '../domain/ids.js';
@@ -102,4 +105,26 @@ export async function devVoucher(
     paymentSignatureHeader: encodePaymentSignatureHeader(paymentPayload as never),
     captureBody: { x402Version: 2, paymentPayload },
   };
+}
+
+/**
+ * Dev only: mints test USDC to a wallet (a borrower's, to try execute_repayment; a merchant's
+ * payout wallet, to try a refund beyond what it received). Works on the embedded anvil, where the
+ * stack deployed TestUSDC with anvil's public dev key; any other chain refuses (NotOwner).
+ */
+export async function devFund(ctx: CliContext, opts: { wallet?: string; amount?: string }) {
+  requireDevTools(ctx);
+  if (!opts.wallet || !isAddress(opts.wallet)) throw new UsageError('--wallet <0x address> is required');
+  if (!opts.amount || !/^[1-9][0-9]{0,30}$/.test(opts.amount)) throw new UsageError('--amount must be a positive whole number of base units');
+  const { asset } = settlementTarget(ctx);
+  const rpcUrl = ctx.env.RPC_URL ?? `http://127.0.0.1:${ctx.env.ANVIL_PORT}`;
+  const transport = http(rpcUrl, { retryCount: 2, timeout: 20_000 });
+  const wallet = createWalletClient({ account: privateKeyToAccount(ANVIL_DEV_PRIVATE_KEY), transport });
+  const reader = createPublicClient({ transport });
+  const to = getAddress(opts.wallet);
+  const hash = await wallet.writeContract({ chain: null, address: asset as `0x${string}`, abi: testUsdcAbi, functionName: 'mint', args: [to, BigInt(opts.amount)] });
+  const receipt = await reader.waitForTransactionReceipt({ hash });
+  if (receipt.status !== 'success') throw new UsageError(`mint reverted in ${hash}: is this the embedded anvil?`);
+  const balance = await reader.readContract({ address: asset as `0x${string}`, abi: testUsdcAbi, functionName: 'balanceOf', args: [to] });
+  return { wallet: to, minted: opts.amount, balance: balance.toString(), transaction: hash };
 }

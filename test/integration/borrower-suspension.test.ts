@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { agentKeyRevoke, borrowerReinstate, borrowerShow, borrowerSuspend } from '../../src/cli/borrower-commands.js';
-import { capture, newBorrower, newMerchant, newVoucher, pollUntil, UNTHROTTLED, type TestBorrower, type TestMerchant, type World, world } from '../helpers/world.js';
+import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts';
+import { devFund } from '../../src/cli/dev-commands.js';
+import { capture, erc20BalanceOf, newBorrower, newMerchant, newVoucher, pollUntil, UNTHROTTLED, type TestBorrower, type TestMerchant, type World, world } from '../helpers/world.js';
 
 describe('operator controls: suspend and reinstate a borrower, revoke an agent key', function () {
   this.timeout(300_000);
@@ -49,5 +51,18 @@ describe('operator controls: suspend and reinstate a borrower, revoke an agent k
     assert.equal(refused.status, 422, JSON.stringify(refused.json));
     assert.equal(refused.json.error.invalidReason, 'agent_key_revoked');
     assert.equal((await agentKeyRevoke(w.cli, { key: b.agentKeyId })).changed, false);
+  });
+});
+
+describe('dev fund: test USDC for trying repayment on the embedded chain', function () {
+  it('mints to a wallet and refuses a bad address or amount', async function () {
+    const w = await world();
+    const wallet = privateKeyToAddress(generatePrivateKey());
+    const out = await devFund(w.cli, { wallet, amount: '2500000' });
+    assert.equal(out.balance, '2500000');
+    const onChain = await w.publicClient.readContract({ address: w.asset, abi: [erc20BalanceOf], functionName: 'balanceOf', args: [wallet] });
+    assert.equal(onChain, 2_500_000n);
+    await assert.rejects(devFund(w.cli, { wallet: '0x1234', amount: '1' }), /--wallet/);
+    await assert.rejects(devFund(w.cli, { wallet, amount: '-1' }), /--amount/);
   });
 });
