@@ -1,3 +1,4 @@
+import { WEBHOOK_EVENT_TYPES } from '../domain/webhook-events.js';
 import type { AppDeps } from '../api/deps.js';
 import { ApiError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
@@ -21,7 +22,7 @@ export interface EndpointView {
   events: readonly string[];
 }
 
-const EVENTS = ['payment.confirmed', 'payment.failed', 'payment.voided'] as const;
+const EVENTS = WEBHOOK_EVENT_TYPES;
 
 export function endpointView(d: WebhookEndpointDoc): EndpointView {
   return { id: d._id, url: d.url, createdAt: d.createdAt.toISOString(), secretCreatedAt: d.secrets[0]!.createdAt.toISOString(), events: EVENTS };

@@ -92,7 +92,7 @@ export const WebhookEndpointSchema = z.object({
   url: z.string(),
   createdAt: IsoTime,
   secretCreatedAt: IsoTime,
-  events: z.array(z.string()).describe('payment.confirmed, payment.failed, payment.voided'),
+  events: z.array(z.string()).describe('payment.confirmed, payment.failed, payment.voided, payment.refunded'),
 });
 
 export const WebhookEndpointSecretSchema = z.object({
