@@ -1,12 +1,14 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { WebhookEvent } from '../src/domain/webhook-events.js';
 import type { Store } from '../src/store/mongo.js';
+import type { SecretBox } from '../src/store/secret-box.js';
 import { findWebhookEndpoint } from '../src/store/webhook-endpoints.js';
 import { deliverWebhookEvent, WebhookRefusedError } from '../src/webhooks/deliver.js';
 
 export interface WebhookActivityDeps {
   store: Store;
-  webhooks: { allowPrivate: boolean };
+  /** secrets opens the endpoints' sealed signing secrets (src/store/secret-box.ts). */
+  webhooks: { allowPrivate: boolean; secrets: Pick<SecretBox, 'open'> };
 }
 
 export function createWebhookActivities(deps: WebhookActivityDeps) {
@@ -16,7 +18,7 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
       const endpoint = await findWebhookEndpoint(deps.store.c, input.endpointId);
       if (!endpoint) return 'endpoint_deleted';
       try {
-        await deliverWebhookEvent(endpoint, input.event, { allowPrivate: deps.webhooks.allowPrivate });
+        await deliverWebhookEvent(endpoint, input.event, { allowPrivate: deps.webhooks.allowPrivate, secrets: deps.webhooks.secrets });
         return 'delivered';
       } catch (err) {
         if (err instanceof WebhookRefusedError || (err instanceof Error && err.message.includes('private or loopback'))) {

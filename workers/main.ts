@@ -10,6 +10,7 @@ import { createLogger, type Logger } from '../src/observability/logger.js';
 import { createRegistry, storeCommandCounter, workerMetrics } from '../src/observability/metrics.js';
 import { serveMetrics } from '../src/observability/metrics-server.js';
 import { connectStore } from '../src/store/mongo.js';
+import { SecretBox } from '../src/store/secret-box.js';
 import { startStoreWatchdog } from '../src/store/store-watchdog.js';
 import { connectTemporal } from '../src/temporal/client.js';
 import { CAPTURE_SWEEPER_WORKFLOW_ID, settlementShardWorkflowId } from '../workflows/definitions.js';
@@ -75,7 +76,7 @@ async function main() {
     taskQueue: env.TEMPORAL_TASK_QUEUE,
     chain,
     shards: env.SETTLEMENT_SHARDS,
-    webhooks: { allowPrivate: env.WEBHOOK_ALLOW_PRIVATE, retry: { initialMs: env.WEBHOOK_RETRY_INITIAL_MS, maxMs: env.WEBHOOK_RETRY_MAX_MS } },
+    webhooks: { allowPrivate: env.WEBHOOK_ALLOW_PRIVATE, secrets: SecretBox.of(env), retry: { initialMs: env.WEBHOOK_RETRY_INITIAL_MS, maxMs: env.WEBHOOK_RETRY_MAX_MS } },
     settings: {
       maxPayments: env.BATCH_MAX_PAYMENTS,
       maxWaitMs: env.BATCH_MAX_WAIT_MS,

@@ -118,6 +118,8 @@ export const EnvSchema = z.object({
 
   /** Webhook deliveries to loopback and private addresses: dev stacks and tests only (SSRF guard otherwise). */
   WEBHOOK_ALLOW_PRIVATE: boolFromEnv(false),
+  /** base64url 32 bytes sealing stored secrets (webhook signing secrets); the embedded stack uses DATA_DIR/secrets.key. */
+  SECRETS_ENCRYPTION_KEY: optionalString,
   /** First retry of a failed delivery; the wait doubles up to WEBHOOK_RETRY_MAX_MS, for 3 days in all. */
   WEBHOOK_RETRY_INITIAL_MS: intFromEnv(5_000, 100),
   WEBHOOK_RETRY_MAX_MS: intFromEnv(3_600_000, 1_000),

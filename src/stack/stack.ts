@@ -5,6 +5,7 @@ import { dataDir as resolveDataDir, projectRoot } from '../config/paths.js';
 import { parseHostPort } from './args.js';
 import { ensureDeployment, type ChainSetup } from './deployment.js';
 import { ensureDevMerchantJwt, type DevMerchantJwt } from './devkeys.js';
+import { ensureSecretsKeyFile } from '../store/secret-box.js';
 import { startInfra, type Infra, type TemporalRestart } from './infra.js';
 import { spawnManaged, waitForHttp, type ExitInfo, type ManagedProcess } from './processes.js';
 
@@ -113,6 +114,7 @@ export async function startStack(options: StackOptions = {}): Promise<StackHandl
   const children: ManagedProcess[] = [];
   try {
     const chain = await ensureDeployment({ env: config, rpcUrl: infra.rpcUrl, ownsAnvil: infra.ownsAnvil, dataDir, log });
+    ensureSecretsKeyFile(dataDir);
     const devJwt = await ensureDevMerchantJwt(join(dataDir, 'dev-merchant-jwt.json'), `http://127.0.0.1:${config.API_PORT}/dev-issuer`);
     const ownJwt = !config.MERCHANT_JWT_PUBLIC_JWK && !config.MERCHANT_JWT_JWKS_URL;
 

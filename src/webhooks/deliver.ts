@@ -1,6 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import type { WebhookEvent } from '../domain/webhook-events.js';
 import type { WebhookEndpointDoc } from '../store/documents.js';
+import type { SecretBox } from '../store/secret-box.js';
 import { assertPublicDestination } from './url-policy.js';
 
 export class WebhookRefusedError extends Error {}
@@ -15,13 +16,17 @@ export function webhookBody(event: WebhookEvent): string {
  * each, space-separated, so a receiver mid-rotation verifies with either). A 2xx is delivered;
  * anything else throws and the workflow retries with backoff. Redirects are not followed.
  */
-export async function deliverWebhookEvent(endpoint: WebhookEndpointDoc, event: WebhookEvent, opts: { allowPrivate: boolean; now?: Date }): Promise<number> {
+export async function deliverWebhookEvent(
+  endpoint: WebhookEndpointDoc,
+  event: WebhookEvent,
+  opts: { allowPrivate: boolean; secrets: Pick<SecretBox, 'open'>; now?: Date },
+): Promise<number> {
   await assertPublicDestination(endpoint.url, opts.allowPrivate);
   const now = opts.now ?? new Date();
   const active = endpoint.secrets.filter((s) => !s.expiresAt || s.expiresAt > now);
   if (active.length === 0) throw new WebhookRefusedError('the endpoint has no active secret');
   const body = webhookBody(event);
-  const signature = active.map((s) => new Webhook(s.secret).sign(event.id, now, body)).join(' ');
+  const signature = active.map((s) => new Webhook(opts.secrets.open(s.secret)).sign(event.id, now, body)).join(' ');
   const res = await fetch(endpoint.url, {
     method: 'POST',
     headers: {

@@ -4,6 +4,7 @@ import { ApiError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import type { WebhookEndpointDoc } from '../store/documents.js';
 import { deleteWebhookEndpoint, findWebhookEndpoint, insertWebhookEndpoint, replaceWebhookSecrets, webhookEndpointsOf } from '../store/webhook-endpoints.js';
+import { SecretBox } from '../store/secret-box.js';
 import { newWebhookSecret } from './secrets.js';
 import { assertPublicDestination, endpointUrlProblem } from './url-policy.js';
 
@@ -46,7 +47,8 @@ export async function createEndpoint(deps: Deps, merchantId: string, url: string
   }
   const now = new Date(deps.nowMs());
   const secret = newWebhookSecret();
-  const doc: WebhookEndpointDoc = { _id: `we_${newId().replace(/-/g, '')}`, merchantId, url: new URL(url).href, secrets: [{ secret, createdAt: now }], createdAt: now };
+  const sealed = SecretBox.of(deps.env).seal(secret);
+  const doc: WebhookEndpointDoc = { _id: `we_${newId().replace(/-/g, '')}`, merchantId, url: new URL(url).href, secrets: [{ secret: sealed, createdAt: now }], createdAt: now };
   await insertWebhookEndpoint(deps.store.c, doc);
   return { endpoint: endpointView(doc), secret };
 }
@@ -68,7 +70,7 @@ export async function rotateEndpointSecret(deps: Deps, merchantId: string, id: s
   const now = new Date(deps.nowMs());
   const secret = newWebhookSecret();
   const previous = doc.secrets.filter((s) => !s.expiresAt || s.expiresAt > now).slice(0, 1).map((s) => ({ ...s, expiresAt: new Date(now.getTime() + ROTATION_OVERLAP_MS) }));
-  const secrets = [{ secret, createdAt: now }, ...previous];
+  const secrets = [{ secret: SecretBox.of(deps.env).seal(secret), createdAt: now }, ...previous];
   await replaceWebhookSecrets(deps.store.c, doc._id, secrets);
   return { endpoint: endpointView({ ...doc, secrets }), secret };
 }

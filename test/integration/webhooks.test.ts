@@ -143,6 +143,9 @@ describe('webhooks: signed settlement events to a merchant endpoint that goes do
     assert.match(res.json.secret, /^whsec_/);
     endpointId = res.json.endpoint.id;
     receiver.secrets = [res.json.secret];
+    const stored = await w.store.c.webhookEndpoints.findOne({ _id: endpointId });
+    assert.match(stored!.secrets[0]!.secret, /^enc:v1:/, 'the signing secret is sealed at rest');
+    assert.ok(!JSON.stringify(stored).includes(res.json.secret.slice(6)), 'the store never holds the secret in clear');
     const listed = await call(w, 'GET', '/facilitator/webhook-endpoints', { token: m.apiKey });
     assert.deepEqual(listed.json.data.map((e: { id: string }) => e.id), [endpointId]);
     assert.ok(!JSON.stringify(listed.json).includes('whsec_'), 'a listing never shows a secret');
