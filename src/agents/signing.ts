@@ -10,6 +10,7 @@ import { signingUrl } from './context.js';
 import { ToolError } from './errors.js';
 import { runOnboardingUpdate } from './onboarding-client.js';
 import type { SigningStatus, SigningStep } from './types.js';
+import { isCanonicalSignature } from '../domain/signature.js';
 
 const SIGNATURE_RE = /^0x(?:[0-9a-fA-F]{128}|[0-9a-fA-F]{130})$/;
 
@@ -136,6 +137,11 @@ export async function submitSignature(deps: AppDeps, id: string, signatureHex: s
     if (doc.expiresAt <= now) {
       await markExpired(c, id, now);
       throw new ToolError('SIGNING_REQUEST_CLOSED', 'this signing request expired; ask the agent for a new one', { status: 'expired' });
+    }
+    // Only the form the asset accepts (src/domain/signature.ts): a high-s twin, a 64-byte compact
+    // signature or v 0/1 would verify here yet be a second, different signature for the same request.
+    if (!isCanonicalSignature(signature)) {
+      throw new ToolError('SIGNATURE_INVALID', 'signature must be the 65-byte form (r, s, v) with a low s and v 27 or 28 that wallets return; send it as the wallet returned it');
     }
     const valid = await verifyTypedData({ address: getAddress(doc.wallet), signature: signature as Hex, ...typedDataFromJson(doc.typedData) }).catch(() => false);
     if (!valid) throw new ToolError('SIGNATURE_INVALID', `the signature is not from ${getAddress(doc.wallet)} over this request`);

@@ -1,5 +1,7 @@
 import { verifyTypedData } from 'viem';
 import type { AppDeps } from '../api/deps.js';
+import { publicOrigin } from '../config/env.js';
+import { isCanonicalSignature } from '../domain/signature.js';
 import { walletProofTypedData, type BorrowerDomainInput } from '../domain/typed-data.js';
 
 /** How old a signed WalletProof may be when it reaches us. */
@@ -18,8 +20,13 @@ export interface WalletProofInput {
   issuedAt: number;
 }
 
+/**
+ * The WalletProof for this sign-in, naming our public origin (`domain`, `uri`) as EIP-4361 does:
+ * the wallet shows which site asks, and a proof signed for another origin (a look-alike page
+ * relaying our challenge) never verifies here, since we rebuild the message with our own origin.
+ */
 export function walletProofFor(deps: AppDeps, m: WalletProofInput) {
-  return walletProofTypedData(borrowerDomainInput(deps), m);
+  return walletProofTypedData(borrowerDomainInput(deps), { ...m, origin: publicOrigin(deps.env) });
 }
 
 /** null when `signature` is the wallet's fresh WalletProof for this sign-in, else what is wrong (safe to show). */
@@ -30,7 +37,8 @@ export async function walletProofProblem(deps: AppDeps, m: WalletProofInput, sig
   const td = walletProofFor(deps, m);
   let valid = false;
   try {
-    valid = await verifyTypedData({ ...td, address: m.wallet, signature });
+    // Canonical 65-byte low-s only, as for every wallet signature we take (src/domain/signature.ts).
+    valid = isCanonicalSignature(signature) && (await verifyTypedData({ ...td, address: m.wallet, signature }));
   } catch {
     valid = false;
   }

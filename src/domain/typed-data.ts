@@ -19,6 +19,9 @@ export const walletProofTypes = {
   WalletProof: [
     { name: 'wallet', type: 'address' },
     { name: 'statement', type: 'string' },
+    /** As in EIP-4361: the host (authority) of the service asking, and its origin. */
+    { name: 'domain', type: 'string' },
+    { name: 'uri', type: 'string' },
     { name: 'clientId', type: 'string' },
     { name: 'challenge', type: 'string' },
     { name: 'issuedAt', type: 'uint64' },
@@ -54,13 +57,22 @@ export const WALLET_PROOF_STATEMENT = 'Sign in to the x402 credit facilitator. T
 
 export function walletProofTypedData(
   d: BorrowerDomainInput,
-  m: { wallet: `0x${string}`; clientId: string; challenge: string; issuedAt: number },
+  m: { wallet: `0x${string}`; origin: string; clientId: string; challenge: string; issuedAt: number },
 ) {
+  const origin = new URL(m.origin);
   return {
     domain: borrowerDomain(d),
     types: walletProofTypes,
     primaryType: 'WalletProof',
-    message: { wallet: m.wallet, statement: WALLET_PROOF_STATEMENT, clientId: m.clientId, challenge: m.challenge, issuedAt: BigInt(m.issuedAt) },
+    message: {
+      wallet: m.wallet,
+      statement: WALLET_PROOF_STATEMENT,
+      domain: origin.host,
+      uri: origin.origin,
+      clientId: m.clientId,
+      challenge: m.challenge,
+      issuedAt: BigInt(m.issuedAt),
+    },
   } as const;
 }
 

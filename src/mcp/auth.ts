@@ -5,6 +5,7 @@ import type { BorrowerPrincipal } from '../agents/types.js';
 import { mcpUrl, oauthIssuer } from '../config/env.js';
 import { isUuid } from '../domain/ids.js';
 import { parseScopeString } from '../domain/onboarding.js';
+import { GRANT_ID_CLAIM, grantIsLive } from './grant-check.js';
 
 /** Small allowance for clock drift between the authorization server and this process. */
 const CLOCK_TOLERANCE_SECONDS = 5;
@@ -31,8 +32,9 @@ export function bearerToken(header: string | undefined): string | undefined {
 }
 
 /**
- * Verifies a borrower access token (RFC 9068 JWT from our authorization server) for {mcp_url}.
- * Anything else, a merchant API key included, is simply an invalid token.
+ * Verifies a borrower access token (RFC 9068 JWT from our authorization server) for {mcp_url},
+ * and that the grant it names still stands (not revoked). Anything else, a merchant API key
+ * included, is simply an invalid token.
  */
 export async function authenticateBorrower(deps: AppDeps, authorization: string | undefined): Promise<BorrowerAuthResult> {
   const token = bearerToken(authorization);
@@ -56,6 +58,10 @@ export async function authenticateBorrower(deps: AppDeps, authorization: string 
   if (typeof sub !== 'string' || !isUuid(sub)) return { ok: false, tokenPresented: true, reason: 'sub is not a borrower id' };
   if (typeof clientId !== 'string' || clientId === '') return { ok: false, tokenPresented: true, reason: 'client_id missing' };
   if (typeof exp !== 'number') return { ok: false, tokenPresented: true, reason: 'exp missing' };
+  // A revoked grant takes its access tokens with it at once, not at their expiry.
+  const grantId = payload[GRANT_ID_CLAIM];
+  if (typeof grantId !== 'string' || grantId === '') return { ok: false, tokenPresented: true, reason: 'grant id missing' };
+  if (!(await grantIsLive(deps.store.db, grantId, deps.nowMs()))) return { ok: false, tokenPresented: true, reason: 'grant revoked or expired' };
   const scopes = parseScopeString(payload.scope);
   const borrowerId = sub.toLowerCase();
   const principal: BorrowerPrincipal = { borrowerId, clientId, scopes, expiresAt: exp };

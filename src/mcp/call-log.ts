@@ -57,7 +57,7 @@ export function logMcpCalls(
       requestId: fields.requestId,
       borrowerId: fields.principal.borrowerId,
       clientId: fields.principal.clientId,
-      method: msg.method,
+      method: msg.method.slice(0, 64),
       ...(tool ? { tool: tool.slice(0, 64) } : {}),
       outcome,
       ...(errorCode !== undefined ? { errorCode } : {}),

@@ -86,7 +86,14 @@ export function mcpEndpoint(deps: AppDeps) {
     const requestId = ctx.state.requestId as string;
     if (ctx.method !== 'POST') return send(ctx, methodNotAllowed(requestId));
 
-    const auth = await authenticateBorrower(deps, ctx.get('authorization') || undefined);
+    let auth;
+    try {
+      auth = await authenticateBorrower(deps, ctx.get('authorization') || undefined);
+    } catch (err) {
+      // The grant lookup could not reach the store: neither accepted nor refused.
+      deps.logger.error('mcp auth failed', { requestId, error: err });
+      return send(ctx, internalError(requestId));
+    }
     if (!auth.ok) {
       deps.logger.info('mcp rejected', { requestId, status: 401, reason: auth.reason });
       return send(ctx, unauthorized(metadataUrl, auth.tokenPresented, requestId));

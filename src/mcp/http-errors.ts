@@ -47,11 +47,11 @@ export function mcpHttpError(
 /** 401: no token, or one we cannot accept. RFC 6750 §3.1: error="invalid_token" only when a token was sent. */
 export function unauthorized(resourceMetadata: string, tokenPresented: boolean, requestId: string): McpHttpError {
   const message = tokenPresented
-    ? 'The bearer token is invalid, expired or not issued for this resource. Obtain a new borrower token.'
+    ? 'The bearer token is invalid, expired, revoked or not issued for this resource. Obtain a new borrower token.'
     : 'Send a borrower access token as Authorization: Bearer <token>; see resource_metadata for the authorization server.';
   const challenge = bearerChallenge({
     resource_metadata: resourceMetadata,
-    ...(tokenPresented ? { error: 'invalid_token', error_description: 'token invalid, expired or for another resource' } : {}),
+    ...(tokenPresented ? { error: 'invalid_token', error_description: 'token invalid, expired, revoked or for another resource' } : {}),
   });
   return mcpHttpError(401, 'UNAUTHENTICATED', message, requestId, {
     headers: { 'WWW-Authenticate': challenge },

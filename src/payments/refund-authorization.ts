@@ -1,4 +1,5 @@
-import { hexToBigInt, parseSignature, recoverTypedDataAddress, type Hex } from 'viem';
+import { recoverTypedDataAddress, type Hex } from 'viem';
+import { isCanonicalSignature } from '../domain/signature.js';
 import type { SettlementInfo } from '../api/deps.js';
 import type { RefundAuthorizationFields } from '../domain/refunds.js';
 
@@ -17,9 +18,6 @@ const domainFields = [
   { name: 'chainId', type: 'uint256' },
   { name: 'verifyingContract', type: 'address' },
 ] as const;
-
-// Upper bound of s for canonical secp256k1 signatures (EIP-2); the asset refuses the others.
-const HALF_ORDER = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0n;
 
 export function chainIdOf(network: string): number {
   const id = Number(network.split(':')[1]);
@@ -46,13 +44,7 @@ export function refundTypedData(s: SettlementInfo, message: RefundAuthorizationF
 
 /** Whether `signature` is the canonical signature of `from` over the authorization (what the asset will check). */
 export async function signedByFrom(s: SettlementInfo, a: RefundAuthorizationFields, signature: Hex): Promise<boolean> {
-  let sig;
-  try {
-    sig = parseSignature(signature);
-  } catch {
-    return false;
-  }
-  if (hexToBigInt(sig.s) > HALF_ORDER) return false;
+  if (!isCanonicalSignature(signature)) return false;
   const signer = await recoverTypedDataAddress({
     domain: domainOf(s),
     types: { ReceiveWithAuthorization: authorizationFields },

@@ -2,7 +2,23 @@ import { randomUUID } from 'node:crypto';
 import { importJWK, SignJWT, type JWK } from 'jose';
 import { loadOrCreateOAuthKeys } from '../../src/auth/oauth/keys.js';
 import { mcpUrl, oauthIssuer } from '../../src/config/env.js';
+import { GRANT_ID_CLAIM } from '../../src/mcp/grant-check.js';
 import type { World } from './world.js';
+
+/** A grant document in oidc-provider's collection (src/auth/oauth/mongo-adapter.ts layout), valid for a day. */
+export async function storeGrant(w: World, accountId: string, clientId: string): Promise<string> {
+  const grantId = `test-grant-${randomUUID()}`;
+  await w.store.db.collection<Record<string, unknown> & { _id: string }>('oauth_grant').insertOne({
+    _id: grantId,
+    payload: JSON.stringify({ kind: 'Grant', jti: grantId, accountId, clientId }),
+    expiresAt: new Date(Date.now() + 24 * 3600_000),
+    consumed: null,
+    grantId: null,
+    uid: null,
+    userCode: null,
+  });
+  return grantId;
+}
 
 export interface MintOptions {
   borrowerId: string;
@@ -15,11 +31,14 @@ export interface MintOptions {
   /** Sign with this private JWK instead of the authorization server's key. */
   signingJwk?: JWK;
   typ?: string;
+  /** The grant the token names; default: a fresh grant stored as the authorization server stores one. */
+  grantId?: string;
 }
 
 /**
  * A borrower access token shaped like the authorization server's (RFC 9068 JWT, ES256, kid of the
- * stored key), minted without the browser flow so MCP tests need no sign-in.
+ * stored key, the grant it was issued under), minted without the browser flow so MCP tests need
+ * no sign-in. Unless `grantId` is given, a grant is stored for it, as oidc-provider stores one.
  */
 export async function mintBorrowerToken(w: World, o: MintOptions): Promise<string> {
   const env = w.cli.env;
@@ -27,7 +46,9 @@ export async function mintBorrowerToken(w: World, o: MintOptions): Promise<strin
   if (!jwk) throw new Error('no oauth signing key in the store');
   const key = await importJWK(jwk, 'ES256');
   const now = Math.floor(Date.now() / 1000);
-  return new SignJWT({ scope: o.scopes.join(' '), client_id: o.clientId ?? 'test-agent-host' })
+  const clientId = o.clientId ?? 'test-agent-host';
+  const grantId = o.grantId ?? (await storeGrant(w, o.borrowerId, clientId));
+  return new SignJWT({ scope: o.scopes.join(' '), client_id: clientId, [GRANT_ID_CLAIM]: grantId })
     .setProtectedHeader({ alg: 'ES256', typ: o.typ ?? 'at+jwt', ...(jwk.kid ? { kid: jwk.kid } : {}) })
     .setIssuer(o.issuer ?? oauthIssuer(env))
     .setAudience(o.audience ?? mcpUrl(env))

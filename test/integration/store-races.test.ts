@@ -146,7 +146,7 @@ describe('store races on the real store: credit holds, daily spend, signatures',
     }
   });
 
-  it('two valid signatures posted at once to the signing page: one is recorded and applied, the other refused', async function () {
+  it('a signature and its high-s twin posted at once to the signing page: the canonical one is recorded and applied once, the twin refused', async function () {
     const b = await onboardBorrower(w, { until: 'WALLET_VERIFIED' });
     const step = await acceptCreditFacility(deps, b.principal, { idempotency_key: randomUUID() });
     const low = await signStep(b.wallet, step);
@@ -163,9 +163,11 @@ describe('store races on the real store: credit holds, daily spend, signatures',
 
     const stored = await w.store.c.signingRequests.findOne({ _id: step.signing_request_id });
     assert.equal(stored?.status, 'COMPLETED');
+    assert.equal(stored?.signature, low.toLowerCase(), 'only the canonical low-s signature can be recorded');
     for (const a of answers) {
-      if (a.signature === stored?.signature) assert.deepEqual([a.status, a.json.status], [200, 'completed'], JSON.stringify(a));
-      else assert.deepEqual([a.status, a.json.error?.reason], [409, 'SIGNING_REQUEST_CLOSED'], JSON.stringify(a));
+      if (a.signature === low) assert.deepEqual([a.status, a.json.status], [200, 'completed'], JSON.stringify(a));
+      // The twin is refused as not canonical while the request is open, as closed once it is signed.
+      else assert.ok([`400 SIGNATURE_INVALID`, `409 SIGNING_REQUEST_CLOSED`].includes(`${a.status} ${a.json.error?.reason}`), JSON.stringify(a));
     }
     const borrower = await borrowerDoc(w, b.borrowerId);
     assert.equal(borrower.stage, 'FACILITY_ACCEPTED');

@@ -22,6 +22,9 @@ export async function testSource(dir: string, overrides: Record<string, string> 
     CAPTURE_SWEEP_AFTER_SECONDS: '2',
     CAPTURE_SWEEP_INTERVAL_SECONDS: '1',
     OAUTH_DCR_ALLOWED_HOSTS: 'agent.example.com',
+    // Every test registers clients from 127.0.0.1; oauth-hardening tests the limit on a stack of its own.
+    OAUTH_DCR_PER_MIN: '100000',
+    OAUTH_DCR_BURST: '100000',
     // Webhook receivers in tests listen on 127.0.0.1 (the SSRF guard refuses it in production).
     WEBHOOK_ALLOW_PRIVATE: 'true',
     WEBHOOK_RETRY_INITIAL_MS: '500',

@@ -15,11 +15,17 @@ describe('mcp bearer auth (borrower tokens)', function () {
     const pair = await generateKeyPair('ES256', { extractable: true });
     privateKey = pair.privateKey;
     const pub = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' };
-    deps = { env, oauthKeys: { privateJwks: { keys: [] }, publicJwks: { keys: [pub] }, cookieKeys: [] }, nowMs: () => now * 1000 } as unknown as AppDeps;
+    // oidc-provider's grant collection: one live grant, one expired; revoked grants are simply gone.
+    const grants = new Map<string, { _id: string; expiresAt: Date | null }>([
+      ['grant-live', { _id: 'grant-live', expiresAt: null }],
+      ['grant-expired', { _id: 'grant-expired', expiresAt: new Date((now - 60) * 1000) }],
+    ]);
+    const db = { collection: () => ({ findOne: async (f: { _id: string }) => grants.get(f._id) ?? null }) };
+    deps = { env, store: { db }, oauthKeys: { privateJwks: { keys: [] }, publicJwks: { keys: [pub] }, cookieKeys: [] }, nowMs: () => now * 1000 } as unknown as AppDeps;
   });
 
   const mint = (o: { sub?: string; aud?: string; iss?: string; exp?: number; typ?: string; claims?: Record<string, unknown>; key?: CryptoKey } = {}) =>
-    new SignJWT({ scope: 'borrower:token credit:facility:accept unknown:scope', client_id: 'host-1', ...o.claims })
+    new SignJWT({ scope: 'borrower:token credit:facility:accept unknown:scope', client_id: 'host-1', grant_id: 'grant-live', ...o.claims })
       .setProtectedHeader({ alg: 'ES256', kid: 'k1', typ: o.typ ?? 'at+jwt' })
       .setIssuer(o.iss ?? oauthIssuer(env))
       .setAudience(o.aud ?? mcpUrl(env))
@@ -56,6 +62,9 @@ describe('mcp bearer auth (borrower tokens)', function () {
       ['typ', `Bearer ${await mint({ typ: 'JWT' })}`, true],
       ['sub', `Bearer ${await mint({ sub: 'not-a-uuid' })}`, true],
       ['client_id', `Bearer ${await mint({ claims: { client_id: undefined } })}`, true],
+      ['no grant id', `Bearer ${await mint({ claims: { grant_id: undefined } })}`, true],
+      ['revoked grant', `Bearer ${await mint({ claims: { grant_id: 'grant-revoked' } })}`, true],
+      ['expired grant', `Bearer ${await mint({ claims: { grant_id: 'grant-expired' } })}`, true],
     ];
     for (const [name, header, presented] of bad) {
       const r = await authenticateBorrower(deps, header);

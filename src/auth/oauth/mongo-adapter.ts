@@ -5,6 +5,7 @@ import { isDuplicateKey } from '../../store/mongo.js';
 /**
  * oidc-provider state in MongoDB, one collection per model (`oauth_<model>`). FerretDB v1 has
  * no TTL indexes, so expiry is checked on every read and expired documents are swept now and then.
+ * Registered clients expire too until their first grant, so anonymous registrations nobody uses go away.
  * The payload is stored as a JSON string: its keys (resource URLs in grants) contain dots,
  * which not every backend accepts as field names.
  */
@@ -47,6 +48,7 @@ class MongoAdapter implements Adapter {
     private readonly db: () => Db,
     private readonly model: string,
     private readonly nowMs: () => number,
+    private readonly opts: AdapterOptions,
   ) {}
 
   private get col(): Collection<OAuthStateDoc> {
@@ -56,9 +58,11 @@ class MongoAdapter implements Adapter {
   async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
     await ensureIndexes(this.db(), this.col);
     const now = this.nowMs();
+    // A registered client lives until a borrower first grants it something (see clientUsed).
+    const unusedClient = this.model === 'Client' && typeof expiresIn !== 'number';
     const doc: Omit<OAuthStateDoc, '_id'> = {
       payload: JSON.stringify(payload),
-      expiresAt: typeof expiresIn === 'number' ? new Date(now + expiresIn * 1000) : null,
+      expiresAt: typeof expiresIn === 'number' ? new Date(now + expiresIn * 1000) : unusedClient ? new Date(now + this.opts.unusedClientTtlMs) : null,
       consumed: typeof payload.consumed === 'number' ? payload.consumed : null,
       grantId: typeof payload.grantId === 'string' ? payload.grantId : null,
       uid: typeof payload.uid === 'string' ? payload.uid : null,
@@ -71,6 +75,7 @@ class MongoAdapter implements Adapter {
       if (!isDuplicateKey(err)) throw err;
       await this.col.replaceOne({ _id: id }, doc);
     }
+    if (this.model === 'Grant' && typeof payload.clientId === 'string') await this.clientUsed(payload.clientId);
     this.sweepSometimes(now);
   }
 
@@ -84,6 +89,13 @@ class MongoAdapter implements Adapter {
 
   findByUserCode(userCode: string): Promise<AdapterPayload | undefined> {
     return this.findOne({ userCode });
+  }
+
+  /** A client with a grant is kept: its expiry (set at registration) is lifted. */
+  private async clientUsed(clientId: string): Promise<void> {
+    await this.db()
+      .collection<OAuthStateDoc>(collectionName('Client'))
+      .updateOne({ _id: clientId, expiresAt: { $ne: null } }, { $set: { expiresAt: null } });
   }
 
   async consume(id: string): Promise<void> {
@@ -114,7 +126,12 @@ class MongoAdapter implements Adapter {
   }
 }
 
+export interface AdapterOptions {
+  /** How long a registered client that nobody has granted anything is kept (unused DCR clients expire). */
+  unusedClientTtlMs: number;
+}
+
 /** The `adapter` option for oidc-provider: a factory oidc-provider calls once per model name. */
-export function mongoAdapterFactory(db: () => Db, nowMs: () => number): (model: string) => Adapter {
-  return (model) => new MongoAdapter(db, model, nowMs);
+export function mongoAdapterFactory(db: () => Db, nowMs: () => number, opts: AdapterOptions): (model: string) => Adapter {
+  return (model) => new MongoAdapter(db, model, nowMs, opts);
 }

@@ -4,6 +4,7 @@ import { dcrAllowedHosts, mcpUrl, oauthIssuer } from '../../config/env.js';
 import { SCOPES, scopesForStage } from '../../domain/onboarding.js';
 import { findBorrower } from '../../store/borrowers.js';
 import { errorPage } from '../../borrower-web/html.js';
+import { GRANT_ID_CLAIM } from '../../mcp/grant-check.js';
 import { mongoAdapterFactory } from './mongo-adapter.js';
 import { isLoopbackOrigin, redirectUriProblem } from './redirect-policy.js';
 
@@ -37,7 +38,7 @@ export function createOAuthProvider(deps: AppDeps): Provider {
   });
 
   const provider = new Provider(oauthIssuer(env), {
-    adapter: mongoAdapterFactory(() => deps.store.db, deps.nowMs),
+    adapter: mongoAdapterFactory(() => deps.store.db, deps.nowMs, { unusedClientTtlMs: env.OAUTH_UNUSED_CLIENT_TTL_HOURS * 3600_000 }),
     jwks: deps.oauthKeys.privateJwks,
     cookies: { keys: deps.oauthKeys.cookieKeys, long: cookieOptions, short: cookieOptions },
 
@@ -67,12 +68,22 @@ export function createOAuthProvider(deps: AppDeps): Provider {
       validator(_ctx: unknown, key: string, value: unknown) {
         if (key !== 'redirect_uris' || !Array.isArray(value)) return;
         for (const uri of value) {
-          const problem = redirectUriProblem(String(uri), allowedHosts);
+          if (typeof uri !== 'string') throw new errors.InvalidClientMetadata('redirect_uris must be an array of strings');
+          const problem = redirectUriProblem(uri, allowedHosts);
           if (problem) throw new errors.InvalidClientMetadata(problem);
         }
       },
     },
     clientBasedCORS: (_ctx: ProviderContext, origin: string) => isLoopbackOrigin(origin),
+    // Each access token names its grant, so /mcp refuses it as soon as the grant is revoked
+    // (refresh-token reuse, code replay, revocation) instead of at expiry (src/mcp/auth.ts).
+    formats: {
+      customizers: {
+        jwt: async (_ctx: ProviderContext, token: { grantId?: unknown }, jwt: { payload: Record<string, unknown> }) => {
+          if (typeof token.grantId === 'string') jwt.payload[GRANT_ID_CLAIM] = token.grantId;
+        },
+      },
+    },
     interactions: { url: (_ctx: ProviderContext, interaction: { uid: string }) => interactionPath(interaction.uid) },
     renderError: async (ctx: ProviderContext, out: { error?: string; error_description?: string }) => {
       ctx.type = 'html';
@@ -89,6 +100,9 @@ export function createOAuthProvider(deps: AppDeps): Provider {
     },
     features: {
       devInteractions: { enabled: false },
+      // No logout endpoint: agents never end a browser session here, and RP-initiated logout would
+      // redirect to whatever post_logout_redirect_uris a client registered (an open redirect).
+      rpInitiatedLogout: { enabled: false },
       registration: { enabled: env.OAUTH_DCR_ENABLED, initialAccessToken: false },
       revocation: { enabled: true },
       userinfo: { enabled: false },

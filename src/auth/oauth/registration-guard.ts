@@ -95,7 +95,15 @@ function oauthError(ctx: Context, status: number, error: string, description: st
  */
 export async function guardRegistration(deps: AppDeps, ctx: Context): Promise<boolean> {
   const { env } = deps;
-  const d = await consumeRate(deps.store.c, `oauth-reg:${ctx.ip}`, { perMinute: env.OAUTH_DCR_PER_MIN, burst: env.OAUTH_DCR_BURST }, deps.nowMs());
+  let d: Awaited<ReturnType<typeof consumeRate>>;
+  try {
+    d = await consumeRate(deps.store.c, `oauth-reg:${ctx.ip}`, { perMinute: env.OAUTH_DCR_PER_MIN, burst: env.OAUTH_DCR_BURST }, deps.nowMs());
+  } catch (err) {
+    // This runs outside the JSON error middleware: answer as oidc-provider would, without detail.
+    deps.logger.warn('registration rate limit unavailable', { requestId: ctx.state.requestId, error: err });
+    oauthError(ctx, 503, 'temporarily_unavailable', 'registration is unavailable for a moment; retry shortly', { 'Retry-After': '1' });
+    return true;
+  }
   if (!d.allowed) {
     const retry = String(Math.max(1, d.retryAfterSeconds));
     oauthError(ctx, 429, 'rate_limited', `Too many client registrations from this address; retry after ${retry} seconds.`, { 'Retry-After': retry });
