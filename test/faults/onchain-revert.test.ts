@@ -31,7 +31,11 @@ async function revertNextBroadcast(w: World, chain: AnvilControl, pool: CreditPo
 
 describe('fault: a settleBatch transaction that reverts on chain', function () {
   this.timeout(300_000);
-  const env = useIsolatedStack({ env: { CONFIRMATIONS: String(CONFIRMATIONS), BATCH_MAX_WAIT_MS: '200', BATCH_MAX_ATTEMPTS: '3' } });
+  // One shard whose batches close when full (each test captures 3): the batch holds all of a test's
+  // payments however slowly they arrive, so a busy machine cannot split them over two batches.
+  const env = useIsolatedStack({
+    env: { CONFIRMATIONS: String(CONFIRMATIONS), SETTLEMENT_SHARDS: '1', BATCH_MAX_PAYMENTS: '3', BATCH_MAX_WAIT_MS: '60000', BATCH_MAX_ATTEMPTS: '3' },
+  });
   let pool: CreditPool;
 
   before(async function () {
@@ -63,7 +67,7 @@ describe('fault: a settleBatch transaction that reverts on chain', function () {
   it(`fails the payments with a reason after ${3} on-chain reverts, pays nothing and releases the credit`, async function () {
     const { world: w, chain } = env();
     const parties = await newParties(w, 'Revert-always merchant');
-    const payments = await capturePayments(w, parties, [5101n, 5102n]);
+    const payments = await capturePayments(w, parties, [5101n, 5102n, 5103n]);
 
     const reverted: Hex[] = [];
     for (let attempt = 1; attempt <= 3; attempt++) {
