@@ -221,7 +221,7 @@ describe('fuzz: the facilitator REST edges on the real stack', function () {
         if (typeof holder !== 'object' || holder === null || Array.isArray(holder)) continue; // authorization itself was replaced
         const key = leaf ?? head;
         if (v === undefined) delete holder[key];
-        else holder[key] = v;
+        else holder[key] = typeof v === 'object' && v !== null ? structuredClone(v) : v; // constantFrom hands out one shared instance
       }
       return body;
     });
