@@ -3,14 +3,13 @@ import type { Client } from '@temporalio/client';
 import type { Hash, Hex } from 'viem';
 import { testUsdcAbi } from '../src/chain/abi.js';
 import { awaitTransaction } from '../src/chain/await-transaction.js';
-import type { Eip3009Authorization } from '../src/chain/eip3009.js';
+import { authorizationFromStrings, type Eip3009Authorization } from '../src/chain/eip3009.js';
 import { RefundRevertedError, refundLogsIn, settledBatchEntries, submitRefund as sendRefund } from '../src/chain/refund.js';
 import type { ChainContext } from '../src/chain/settlement.js';
 import { refundTotals, type RefundWorkflowInput } from '../src/domain/refunds.js';
 import { refundedEvent } from '../src/domain/webhook-events.js';
 import { toReceipt } from '../src/payments/receipt.js';
 import { refundView } from '../src/payments/refund-payment.js';
-import type { RefundRecord } from '../src/store/documents.js';
 import type { Store } from '../src/store/mongo.js';
 import { findPayment } from '../src/store/payments.js';
 import { findPaymentRefunds, updateRefund } from '../src/store/refunds.js';
@@ -42,18 +41,6 @@ export interface RefundOutcome {
 }
 
 const invalid = (message: string) => ApplicationFailure.nonRetryable(message, 'REFUND_INVALID');
-
-function authorizationOf(r: RefundRecord): Eip3009Authorization {
-  const a = r.authorization;
-  return {
-    from: a.from as `0x${string}`,
-    to: a.to as `0x${string}`,
-    value: BigInt(a.value),
-    validAfter: BigInt(a.validAfter),
-    validBefore: BigInt(a.validBefore),
-    nonce: a.nonce as `0x${string}`,
-  };
-}
 
 export function createRefundActivities(deps: RefundActivityDeps) {
   const c = deps.store.c;
@@ -90,7 +77,7 @@ export function createRefundActivities(deps: RefundActivityDeps) {
      */
     async submitRefund(input: RefundWorkflowInput): Promise<{ transaction: string }> {
       const { doc, refund } = await load(input);
-      const authorization = authorizationOf(refund);
+      const authorization = authorizationFromStrings(refund.authorization);
       const redeemed = await redeemingTransaction(authorization);
       if (redeemed) {
         await updateRefund(c, doc._id, refund.refundId, { status: 'SUBMITTED', transaction: redeemed });

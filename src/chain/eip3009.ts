@@ -25,6 +25,18 @@ const authorizationFields = [
   { name: 'nonce', type: 'bytes32' },
 ] as const;
 
+/** The message from its decimal/hex string form (as the API takes it and the store keeps it). */
+export function authorizationFromStrings(a: { from: string; to: string; value: string; validAfter: string; validBefore: string; nonce: string }): Eip3009Authorization {
+  return {
+    from: a.from as `0x${string}`,
+    to: a.to as `0x${string}`,
+    value: BigInt(a.value),
+    validAfter: BigInt(a.validAfter),
+    validBefore: BigInt(a.validBefore),
+    nonce: a.nonce as `0x${string}`,
+  };
+}
+
 export const receiveWithAuthorizationTypes = { ReceiveWithAuthorization: authorizationFields } as const;
 export const transferWithAuthorizationTypes = { TransferWithAuthorization: authorizationFields } as const;
 

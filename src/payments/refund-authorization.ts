@@ -1,16 +1,10 @@
 import { recoverTypedDataAddress, type Hex } from 'viem';
+import { authorizationFromStrings, receiveWithAuthorizationTypes } from '../chain/eip3009.js';
 import { isCanonicalSignature } from '../domain/signature.js';
 import type { SettlementInfo } from '../api/deps.js';
 import type { RefundAuthorizationFields } from '../domain/refunds.js';
 
-const authorizationFields = [
-  { name: 'from', type: 'address' },
-  { name: 'to', type: 'address' },
-  { name: 'value', type: 'uint256' },
-  { name: 'validAfter', type: 'uint256' },
-  { name: 'validBefore', type: 'uint256' },
-  { name: 'nonce', type: 'bytes32' },
-] as const;
+const authorizationFields = receiveWithAuthorizationTypes.ReceiveWithAuthorization;
 
 const domainFields = [
   { name: 'name', type: 'string' },
@@ -49,14 +43,7 @@ export async function signedByFrom(s: SettlementInfo, a: RefundAuthorizationFiel
     domain: domainOf(s),
     types: { ReceiveWithAuthorization: authorizationFields },
     primaryType: 'ReceiveWithAuthorization',
-    message: {
-      from: a.from as `0x${string}`,
-      to: a.to as `0x${string}`,
-      value: BigInt(a.value),
-      validAfter: BigInt(a.validAfter),
-      validBefore: BigInt(a.validBefore),
-      nonce: a.nonce as `0x${string}`,
-    },
+    message: authorizationFromStrings(a),
     signature,
   }).catch(() => null);
   return signer !== null && signer.toLowerCase() === a.from.toLowerCase();
