@@ -114,12 +114,14 @@ function storeConfirmations(docs: Awaited<ReturnType<typeof storeDocs>>, accepte
   return out;
 }
 
+const STORE_COMMAND_LABELS = ['command', 'collection'] as const;
+
 export async function runLevel(s: LevelSettings, label: string, rate: number, seconds: number): Promise<LevelFigures> {
   const { w } = s;
   const arrivals = planArrivals(rate, seconds, s.arrivals);
   const batch = await prepareVouchers(s.vouchers, arrivals.length);
 
-  const metricsBefore = await scrapeCounter(s.metricsUrls, 'x402_store_commands_total', 'command');
+  const metricsBefore = await scrapeCounter(s.metricsUrls, 'x402_store_commands_total', STORE_COMMAND_LABELS);
   const runsBefore = await settlementRunsNow(w.temporal).catch(() => null);
   const fromBlock = await w.publicClient.getBlockNumber();
   const since = new Date();
@@ -141,7 +143,7 @@ export async function runLevel(s: LevelSettings, label: string, rate: number, se
   const client = process.cpuUsage(clientBefore);
   cpu.set('bench client', (client.user + client.system) / 1e6);
   const toBlock = await w.publicClient.getBlockNumber();
-  const metricsAfter = await scrapeCounter(s.metricsUrls, 'x402_store_commands_total', 'command');
+  const metricsAfter = await scrapeCounter(s.metricsUrls, 'x402_store_commands_total', STORE_COMMAND_LABELS);
   const records = run.records;
   const accepted = records.filter((r) => r.outcome === 'accepted');
   const docs = await storeDocs(w, accepted);

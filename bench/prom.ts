@@ -3,11 +3,12 @@
 export type CounterSample = Map<string, number>;
 
 /** Values of one counter by its `label` value, summed over every endpoint; null when no endpoint has it. */
-export async function scrapeCounter(urls: readonly string[], name: string, label: string): Promise<CounterSample | null> {
+/** Sums a counter over the urls per value of its labels (joined by a space when several are named). */
+export async function scrapeCounter(urls: readonly string[], name: string, labels: string | readonly string[]): Promise<CounterSample | null> {
   const out: CounterSample = new Map();
   let seen = false;
   const re = new RegExp(`^${name}(?:\\{([^}]*)\\})?\\s+([0-9.eE+-]+|NaN)`);
-  const labelRe = new RegExp(`(?:^|,)\\s*${label}="([^"]*)"`);
+  const labelRes = (typeof labels === 'string' ? [labels] : labels).map((l) => new RegExp(`(?:^|,)\\s*${l}="([^"]*)"`));
   for (const url of urls) {
     let text: string;
     try {
@@ -21,7 +22,7 @@ export async function scrapeCounter(urls: readonly string[], name: string, label
       const m = re.exec(line);
       if (!m) continue;
       seen = true;
-      const key = labelRe.exec(m[1] ?? '')?.[1] ?? '';
+      const key = labelRes.map((re) => re.exec(m[1] ?? '')?.[1] ?? '').join(' ').trim();
       out.set(key, (out.get(key) ?? 0) + Number(m[2]));
     }
   }

@@ -73,8 +73,8 @@ function storeCommandGrid(levels: readonly LevelFigures[]): Grid | null {
   const names = [...new Set(levels.flatMap((l) => Object.keys(l.storeCommands ?? {})))].sort();
   if (names.length === 0) return null;
   return {
-    title: 'Store commands per settled payment, by command (x402_store_commands_total, API + worker)',
-    header: ['command', ...levels.map((l) => l.label)],
+    title: 'Store commands per settled payment, by command and collection (x402_store_commands_total, API + worker)',
+    header: ['command collection', ...levels.map((l) => l.label)],
     rows: names.map((n) => [n, ...levels.map((l) => (l.storeCommands ? num((l.storeCommands[n] ?? 0) / l.settled, 2) : 'n/a'))]),
   };
 }

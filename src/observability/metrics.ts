@@ -5,9 +5,9 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
  * names are prefixed x402_ and labels stay low-cardinality (no ids, never secrets).
  */
 /** Every command a process sends to the store, by command name (find, insert, update, ...). */
-export function storeCommandCounter(registry: Registry): (commandName: string) => void {
-  const counter = new Counter({ name: 'x402_store_commands_total', help: 'Commands sent to the store, by command', labelNames: ['command'], registers: [registry] });
-  return (command) => counter.inc({ command });
+export function storeCommandCounter(registry: Registry): (commandName: string, collection: string) => void {
+  const counter = new Counter({ name: 'x402_store_commands_total', help: 'Commands sent to the store, by command and collection', labelNames: ['command', 'collection'], registers: [registry] });
+  return (command, collection) => counter.inc({ command, collection });
 }
 
 export function createRegistry(service: 'api' | 'worker'): Registry {

@@ -1,4 +1,4 @@
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { PaymentOutcome } from '../domain/payment.js';
 import type { SettlementQueueDoc } from '../store/documents.js';
 import { paymentSettledSignal, type PaymentWorkflowInput } from '../../workflows/definitions.js';
@@ -7,9 +7,7 @@ import { paymentWorkflowStartOptions } from './start-workflow.js';
 const IN_FLIGHT = 32;
 
 /**
- * Tells each payment workflow of a batch how the batch ended. A workflow that does not exist (the
- * API died before starting it) is started with the signal, so every capture ends with its workflow;
- * one already closed (a repeated notice) is left alone.
+ * Tells each payment workflow of a batch how the batch ended, so every capture ends with its workflow.
  */
 export async function notifyPayments(client: Client, taskQueue: string, entries: readonly SettlementQueueDoc[], outcome: PaymentOutcome): Promise<void> {
   let next = 0;
@@ -22,13 +20,12 @@ export async function notifyPayments(client: Client, taskQueue: string, entries:
   await Promise.all(Array.from({ length: Math.min(IN_FLIGHT, entries.length) }, worker));
 }
 
+/**
+ * Signal-with-start, not a plain signal: a payment workflow started with its first task delayed
+ * only runs when a signal-with-start reaches it (a plain signal waits for the delay to end). It
+ * also starts the workflow when its start was lost; a closed one (a repeated notice) is left alone.
+ */
 export async function notifyOne(client: Client, taskQueue: string, e: SettlementQueueDoc, outcome: PaymentOutcome): Promise<void> {
-  try {
-    await client.workflow.getHandle(e._id).signal(paymentSettledSignal, outcome);
-    return;
-  } catch (err) {
-    if (!(err instanceof WorkflowNotFoundError)) throw err;
-  }
   const input: PaymentWorkflowInput = {
     paymentId: e._id,
     merchantId: e.merchantId,

@@ -17,10 +17,22 @@ export function paymentWorkflowStartOptions(taskQueue: string, input: PaymentWor
   } satisfies Partial<WorkflowStartOptions>;
 }
 
+/**
+ * A payment workflow has nothing to do until its batch ends, so its first workflow task waits for
+ * the settlement signal: started with a start delay, it is one history event and costs no worker
+ * until its shard's signal-with-start (notifyOne) dispatches the task that ends it. Were it never
+ * signalled, it would wake when the delay ends and wait for the signal as any workflow would.
+ */
+export const PAYMENT_FIRST_TASK_DELAY = '1 day';
+
 /** Starts the payment workflow keyed by paymentId. A second start of the same payment is a no-op. */
 export async function startPaymentWorkflow(client: Client, taskQueue: string, input: PaymentWorkflowInput): Promise<void> {
   try {
-    await client.workflow.start('paymentWorkflow', { ...paymentWorkflowStartOptions(taskQueue, input), workflowIdConflictPolicy: 'USE_EXISTING' });
+    await client.workflow.start('paymentWorkflow', {
+      ...paymentWorkflowStartOptions(taskQueue, input),
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      startDelay: PAYMENT_FIRST_TASK_DELAY,
+    });
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError) return;
     throw err;

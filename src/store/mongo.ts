@@ -13,8 +13,8 @@ export interface Store {
 }
 
 export interface StoreOptions {
-  /** Called with the name of every command sent (for the store-commands metric). */
-  onCommand?: (commandName: string) => void;
+  /** Called with the name and collection of every command sent (for the store-commands metric). */
+  onCommand?: (commandName: string, collection: string) => void;
   /**
    * How long to keep trying when the store does not answer at start (a process started while the
    * store restarts); default 0: the first failure throws (the CLI should say so at once).
@@ -23,12 +23,17 @@ export interface StoreOptions {
   onRetry?: (err: unknown) => void;
 }
 
+/** The collection a command addresses, with a shard's queue number dropped so the label stays bounded. */
+function collectionOf(target: unknown): string {
+  return typeof target === 'string' ? target.replace(/_\d+$/, '') : '';
+}
+
 /** A client with the product's options; `connect` is the caller's. */
 export function newStoreClient(uri: string, opts: Pick<StoreOptions, 'onCommand'> = {}): MongoClient {
   const client = new MongoClient(uri, { maxPoolSize: 50, serverSelectionTimeoutMS: 5000, appName: 'credit-facilitator', monitorCommands: opts.onCommand !== undefined });
   if (opts.onCommand) {
     const count = opts.onCommand;
-    client.on('commandStarted', (e) => count(e.commandName));
+    client.on('commandStarted', (e) => count(e.commandName, collectionOf(e.command[e.commandName])));
   }
   return client;
 }

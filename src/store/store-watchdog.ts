@@ -4,7 +4,7 @@ import { newStoreClient, type Store } from './mongo.js';
 export interface StoreWatchdogOptions {
   uri: string;
   logger: Logger;
-  onCommand?: (commandName: string) => void;
+  onCommand?: (commandName: string, collection: string) => void;
   /** How often the store is pinged through the process's client. */
   intervalMs?: number;
   /** How long pings must have failed before a fresh client is tried. */
