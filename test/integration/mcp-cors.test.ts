@@ -8,7 +8,7 @@ import { generatePrivateKey } from 'viem/accounts';
 import { completeSignIn, openBrowser, startRedirectCatcher, type BrowserHandle, type RedirectCatcher } from '../support/browser.js';
 import { useIsolatedStack } from '../support/isolated-stack.js';
 import {
-  bundleMcpBrowserClient, listToolsInPage, postUnauthenticatedInPage, refreshTokenInPage, servePage, waitForPageScript, type PageServer,
+  bundleMcpBrowserClient, finishOAuthInPage, listToolsInPage, postUnauthenticatedInPage, refreshTokenInPage, servePage, startOAuthInPage, waitForPageScript, type PageServer,
 } from '../support/mcp-browser-client.js';
 import { authorizationUrl, pkcePair, registerLoopbackClient, tokenRequest } from '../support/oauth-client.js';
 import { mintBorrowerToken } from '../helpers/borrower-token.js';
@@ -250,6 +250,25 @@ describe('mcp: CORS for browser-hosted clients on allowed origins', function () 
       } finally {
         await close();
       }
+    });
+
+    it("signs in with the SDK's own OAuth flow from the allowed origin: discovery, registration and token exchange in the page", async function () {
+      const { page } = await browser.newWalletPage(generatePrivateKey());
+      await page.goto(`${allowedPage.origin}/`);
+      await waitForPageScript(page);
+      startOAuthInPage(page, mcp);
+      await page.waitForURL((u) => u.pathname.startsWith('/oauth/interaction/'), { timeout: 30_000 });
+      assert.match((await page.textContent('body')) ?? '', /Browser-hosted test client/);
+      await page.click('#connect');
+      await page.waitForSelector('#sign:not([disabled])', { timeout: 30_000 });
+      await page.click('#sign');
+      await page.waitForURL((u) => u.origin === allowedPage.origin && u.pathname === '/callback', { timeout: 30_000 });
+      assert.ok(new URL(page.url()).searchParams.get('code'), page.url());
+      await waitForPageScript(page);
+      const listed = await finishOAuthInPage(page, mcp);
+      assert.equal(listed.ok, true, listed.error);
+      assert.ok(listed.tools?.includes('get_borrower_status'), JSON.stringify(listed.tools));
+      await page.close();
     });
 
     it('the same page on an origin not on the list is refused by the browser: no tools, no 401, no token', async function () {

@@ -31,6 +31,53 @@ window.listMcpTools = async (mcpUrl, token) => {
   }
 };
 
+// The SDK's own OAuth flow, as the Inspector runs it: discovery, registration, a redirect to sign in,
+// the code exchanged from the page. State lives in sessionStorage across the navigations.
+class PageAuthProvider {
+  get redirectUrl() { return location.origin + '/callback'; }
+  get clientMetadata() {
+    return { client_name: 'Browser-hosted test client', redirect_uris: [this.redirectUrl], grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'], token_endpoint_auth_method: 'none' };
+  }
+  clientInformation() { return JSON.parse(sessionStorage.getItem('client') ?? 'null') ?? undefined; }
+  saveClientInformation(info) { sessionStorage.setItem('client', JSON.stringify(info)); }
+  tokens() { return JSON.parse(sessionStorage.getItem('tokens') ?? 'null') ?? undefined; }
+  saveTokens(tokens) { sessionStorage.setItem('tokens', JSON.stringify(tokens)); }
+  saveCodeVerifier(v) { sessionStorage.setItem('verifier', v); }
+  codeVerifier() { return sessionStorage.getItem('verifier'); }
+  redirectToAuthorization(url) { location.href = url.href; }
+}
+
+async function connectAndList(mcpUrl, authProvider) {
+  const client = new Client({ name: 'cors-test-page', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl), { authProvider }));
+  try {
+    const { tools } = await client.listTools();
+    return { ok: true, tools: tools.map((t) => t.name) };
+  } finally {
+    await client.close().catch(() => undefined);
+  }
+}
+
+window.startOAuth = async (mcpUrl) => {
+  try {
+    return await connectAndList(mcpUrl, new PageAuthProvider());
+  } catch (e) {
+    return { ok: false, error: message(e) };
+  }
+};
+
+window.finishOAuth = async (mcpUrl) => {
+  const authProvider = new PageAuthProvider();
+  try {
+    const code = new URL(location.href).searchParams.get('code');
+    await new StreamableHTTPClientTransport(new URL(mcpUrl), { authProvider }).finishAuth(code);
+    return await connectAndList(mcpUrl, authProvider);
+  } catch (e) {
+    return { ok: false, error: message(e) };
+  }
+};
+
 window.postUnauthenticated = async (mcpUrl) => {
   try {
     const r = await fetch(mcpUrl, {
@@ -138,6 +185,8 @@ interface PageApi {
   listMcpTools(mcpUrl: string, token: string): Promise<ListedTools>;
   postUnauthenticated(mcpUrl: string): Promise<UnauthenticatedAnswer>;
   refreshToken(tokenUrl: string, clientId: string, refreshToken: string): Promise<TokenAnswer>;
+  startOAuth(mcpUrl: string): Promise<ListedTools>;
+  finishOAuth(mcpUrl: string): Promise<ListedTools>;
 }
 
 export async function waitForPageScript(page: Page): Promise<void> {
@@ -155,4 +204,14 @@ export function postUnauthenticatedInPage(page: Page, mcpUrl: string): Promise<U
 
 export function refreshTokenInPage(page: Page, tokenUrl: string, clientId: string, refreshToken: string): Promise<TokenAnswer> {
   return page.evaluate(([u, c, r]) => (globalThis as unknown as PageApi).refreshToken(u, c, r), [tokenUrl, clientId, refreshToken] as const);
+}
+
+/** Starts the SDK's OAuth flow in the page; it ends in a navigation to the sign-in page, so nothing is awaited. */
+export function startOAuthInPage(page: Page, mcpUrl: string): void {
+  page.evaluate((u) => (globalThis as unknown as PageApi).startOAuth(u), mcpUrl).catch(() => undefined);
+}
+
+/** On the page's /callback: the SDK exchanges the code at the token endpoint, reconnects and lists the tools. */
+export function finishOAuthInPage(page: Page, mcpUrl: string): Promise<ListedTools> {
+  return page.evaluate((u) => (globalThis as unknown as PageApi).finishOAuth(u), mcpUrl);
 }
