@@ -10,6 +10,7 @@ import { observeRequests } from './observe-requests.js';
 import { createOAuthProvider } from '../auth/oauth/provider.js';
 import { oauthProviderMiddleware } from '../auth/oauth/mount.js';
 import { hostGuard } from '../auth/oauth/host-guard.js';
+import { corsMiddleware, corsPolicy } from './cors.js';
 import { guardRegistration } from '../auth/oauth/registration-guard.js';
 import { borrowerWebRoutes } from '../borrower-web/router.js';
 import { mcpRouter } from '../mcp/routes.js';
@@ -20,6 +21,8 @@ export function createApp(deps: AppDeps): Koa {
   app.use(requestIdMiddleware);
   app.use(observeRequests(deps.logger, deps.metrics?.api));
   app.use(hostGuard(deps.env));
+  // After the Host guard (a rebound or forged Host gets no CORS), before every route CORS opens.
+  app.use(corsMiddleware(corsPolicy(deps.env)));
   // oidc-provider writes its own responses and OAuth errors, so it sits outside the JSON error middleware.
   const oauth = createOAuthProvider(deps);
   app.use(oauthProviderMiddleware(oauth, { guardRegistration: (ctx) => guardRegistration(deps, ctx) }));

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isLoopbackHost } from '../auth/oauth/redirect-policy.js';
 
 /**
  * Every setting the product reads from the environment, validated once at start-up.
@@ -9,6 +10,29 @@ const optionalString = z
   .string()
   .optional()
   .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
+/** `scheme://host[:port]` exactly as a browser sends it in Origin, or what is wrong with `entry`. */
+export function corsOriginProblem(entry: string): string | null {
+  const url = URL.parse(entry);
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) return `${JSON.stringify(entry)} is not an http(s) origin`;
+  if (url.origin !== entry) return `${JSON.stringify(entry)} is not an exact origin (scheme://host[:port], lower case, no path); did you mean ${url.origin}?`;
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) return `${entry} must use https (http only on loopback hosts)`;
+  return null;
+}
+
+const originList = z
+  .string()
+  .default('')
+  .superRefine((value, ctx) => {
+    for (const entry of splitList(value)) {
+      const problem = corsOriginProblem(entry);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }
+  });
+
+function splitList(value: string): string[] {
+  return value.split(',').map((v) => v.trim()).filter(Boolean);
+}
+
 const boolFromEnv = (fallback: boolean) =>
   z
     .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -107,6 +131,13 @@ export const EnvSchema = z.object({
   /** How long a signing link stays open for the borrower's wallet. */
   SIGNING_REQUEST_TTL_SECONDS: intFromEnv(900, 30),
 
+  /**
+   * Comma-separated exact origins (https://inspector.example.com) whose browser pages may call /mcp,
+   * the well-known metadata and the OAuth token, registration and revocation endpoints (CORS).
+   * None by default; with NODE_ENV=development every loopback origin is allowed as well.
+   */
+  MCP_CORS_ORIGINS: originList,
+
   /** When set, GET /metrics needs Authorization: Bearer <METRICS_TOKEN>. */
   METRICS_TOKEN: optionalString,
   /** The worker's own Prometheus endpoint on 127.0.0.1 (0 turns it off). */
@@ -163,7 +194,12 @@ export function publicHost(env: Env): string {
 
 /** Host names DCR accepts for non-loopback redirect URIs. */
 export function dcrAllowedHosts(env: Env): string[] {
-  return env.OAUTH_DCR_ALLOWED_HOSTS.split(',').map((h) => h.trim().toLowerCase()).filter(Boolean);
+  return splitList(env.OAUTH_DCR_ALLOWED_HOSTS).map((h) => h.toLowerCase());
+}
+
+/** The origins MCP_CORS_ORIGINS names (each already checked by corsOriginProblem). */
+export function corsAllowedOrigins(env: Env): string[] {
+  return splitList(env.MCP_CORS_ORIGINS);
 }
 
 export function networkId(env: Env): string {

@@ -5,8 +5,9 @@ import { SCOPES, scopesForStage } from '../../domain/onboarding.js';
 import { findBorrower } from '../../store/borrowers.js';
 import { errorPage } from '../../borrower-web/html.js';
 import { GRANT_ID_CLAIM } from '../../mcp/grant-check.js';
+import { corsPolicy, providerCorsFilter } from '../../api/cors.js';
 import { mongoAdapterFactory } from './mongo-adapter.js';
-import { isLoopbackOrigin, redirectUriProblem } from './redirect-policy.js';
+import { redirectUriProblem } from './redirect-policy.js';
 
 /** Where oidc-provider sends the browser to sign in (served by src/borrower-web). */
 export function interactionPath(uid: string): string {
@@ -28,6 +29,7 @@ export function createOAuthProvider(deps: AppDeps): Provider {
   const allowedHosts = dcrAllowedHosts(env);
   const secureCookies = oauthIssuer(env).startsWith('https:');
   const cookieOptions = { httpOnly: true, sameSite: 'lax', secure: secureCookies };
+  const cors = corsPolicy(env);
 
   const resourceServer = (scope: string) => ({
     scope,
@@ -74,7 +76,9 @@ export function createOAuthProvider(deps: AppDeps): Provider {
         }
       },
     },
-    clientBasedCORS: (_ctx: ProviderContext, origin: string) => isLoopbackOrigin(origin),
+    // Token and revocation requests from a browser origin not on MCP_CORS_ORIGINS are refused
+    // outright (a form POST needs no preflight); allowed origins get their headers from src/api/cors.ts.
+    clientBasedCORS: (_ctx: ProviderContext, origin: string) => cors.allows(origin),
     // Each access token names its grant, so /mcp refuses it as soon as the grant is revoked
     // (refresh-token reuse, code replay, revocation) instead of at expiry (src/mcp/auth.ts).
     formats: {
@@ -124,5 +128,6 @@ export function createOAuthProvider(deps: AppDeps): Provider {
     },
   });
   provider.proxy = env.PUBLIC_ORIGIN !== undefined;
+  provider.use(providerCorsFilter(cors));
   return provider;
 }

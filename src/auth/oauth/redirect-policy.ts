@@ -23,7 +23,7 @@ export function redirectUriProblem(uri: string, allowedHosts: readonly string[])
   return `redirect_uris: ${uri} is not allowed; ${rule}.`;
 }
 
-/** An http(s) origin on a loopback host (browser-based agent hosts on this machine may call us via CORS). */
+/** An http(s) origin on a loopback host (allowed CORS origins in development, src/api/cors.ts). */
 export function isLoopbackOrigin(origin: string): boolean {
   const url = URL.parse(origin);
   return !!url && (url.protocol === 'http:' || url.protocol === 'https:') && isLoopbackHost(url.hostname);
