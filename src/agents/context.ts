@@ -45,15 +45,23 @@ export function walletOf(b: BorrowerDoc): `0x${string}` {
   return getAddress(b.walletAddress);
 }
 
-/** The operational agent a call acts for: the named one (must be the borrower's), else the only one. */
+/** The operational agent a call acts for: the named one (must be the borrower's), else the only one; never a revoked one. */
 export async function resolveOperationalAgent(deps: AppDeps, p: BorrowerPrincipal, id: string | undefined): Promise<OperationalAgentDoc> {
-  const agents = await listOperationalAgents(deps.store.c, p.borrowerId);
+  const all = await listOperationalAgents(deps.store.c, p.borrowerId);
+  const revoked = (a: OperationalAgentDoc) =>
+    new ToolError('POLICY_DENIED', 'the borrower revoked this operational agent on their page; it can neither pay nor get new keys. Call register_borrower for a new one.', {
+      reason: 'operational_agent_revoked',
+      operational_agent_id: a._id,
+    });
   if (id !== undefined) {
-    const found = agents.find((a) => a._id === id.toLowerCase());
+    const found = all.find((a) => a._id === id.toLowerCase());
     if (!found) throw new ToolError('NOT_FOUND', 'no such operational agent for this borrower', { operational_agent_id: id });
+    if (found.revokedAt) throw revoked(found);
     return found;
   }
+  const agents = all.filter((a) => !a.revokedAt);
   const [only, ...rest] = agents;
+  if (!only && all[0]) throw revoked(all[0]);
   if (!only) throw new ToolError('STAGE_REQUIRED', 'no operational agent yet; call register_borrower first', { required_stage: 'WALLET_VERIFIED' });
   if (rest.length > 0) {
     throw new ToolError('OPERATIONAL_AGENT_REQUIRED', 'the borrower has several operational agents; pass operational_agent_id', {

@@ -1,6 +1,6 @@
 import { isUuid } from '../domain/ids.js';
 import { findBorrower, setBorrowerSuspension } from '../store/borrowers.js';
-import { findAgentKey, listBorrowerAgentKeys, listOperationalAgents } from '../store/operational-agents.js';
+import { findAgentKey, listBorrowerAgentKeys, listOperationalAgents, revokeAgentKey } from '../store/operational-agents.js';
 import type { CliContext } from './context.js';
 import { UsageError } from './output.js';
 
@@ -53,7 +53,6 @@ export async function agentKeyRevoke(ctx: CliContext, f: { key?: string }) {
   if (!f.key) throw new UsageError('--key <agentKeyId> is required: find it with "borrower show"');
   const k = await findAgentKey(ctx.store.c, f.key);
   if (!k) throw new UsageError(`no agent key ${f.key}`);
-  if (k.status === 'revoked') return { keyId: k._id, status: 'revoked', changed: false };
-  await ctx.store.c.agentKeys.updateOne({ _id: k._id }, { $set: { status: 'revoked', revokedAt: new Date() } });
-  return { keyId: k._id, status: 'revoked', changed: true };
+  const change = await revokeAgentKey(ctx.store.c, k._id, new Date());
+  return { keyId: k._id, status: 'revoked', changed: change === 'changed' };
 }

@@ -48,6 +48,12 @@ export function convertHoldToDebt(c: Collections, borrowerId: string, holdId: st
   return closeHold(c, borrowerId, holdId, 'debt');
 }
 
+/** The borrower a wallet signed in as, if it ever did (the borrower page creates none). */
+export async function findBorrowerByWallet(c: Collections, wallet: string): Promise<BorrowerDoc | null> {
+  const entry = await c.wallets.findOne({ _id: wallet.toLowerCase() });
+  return entry ? findBorrower(c, entry.borrowerId) : null;
+}
+
 /**
  * The borrower a wallet signs in as, created on first sign-in (stage SIGNED_IN, no credit yet).
  * The wallets collection's unique _id makes two concurrent first sign-ins end with one borrower.

@@ -80,7 +80,8 @@ export interface AgentGrant {
   expiresAt: number;
   nonce: string;
   signature: string;
-  signingRequestId: string;
+  /** The signing request that carried it; absent when the borrower signed it on their own page (a lowered limit). */
+  signingRequestId?: string;
 }
 
 /** One terminal (agent host install) acting for a borrower; register_borrower creates one per idempotency key. */
@@ -91,6 +92,8 @@ export interface OperationalAgentDoc {
   label?: string;
   /** Its agent keys, revoked ones included, so they are fetched by _id (absent on older documents). */
   agentKeyIds?: string[];
+  /** Set when the borrower revoked the whole agent: its keys are revoked and it gets no new ones. */
+  revokedAt?: Date;
   createdAt: Date;
 }
 

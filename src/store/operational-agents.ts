@@ -1,5 +1,5 @@
 import type { Collections } from './collections.js';
-import type { AgentKeyDoc, OperationalAgentDoc } from './documents.js';
+import type { AgentGrant, AgentKeyDoc, OperationalAgentDoc } from './documents.js';
 import { changeBorrower } from './borrower-changes.js';
 import { withFencedDocument } from './fencing.js';
 import { insertOnce, isDuplicateKey } from './mongo.js';
@@ -68,21 +68,69 @@ export async function ensureAgentKey(c: Collections, doc: AgentKeyDoc): Promise<
   } catch (err) {
     if (!isDuplicateKey(err)) throw err;
   }
-  await withFencedDocument(c, c.operationalAgents, doc.operationalAgentId, `operational-agent:${doc.operationalAgentId}`, async (agent, write) => {
-    if (!agent) return;
+  const agentRevoked = await withFencedDocument(c, c.operationalAgents, doc.operationalAgentId, `operational-agent:${doc.operationalAgentId}`, async (agent, write) => {
+    if (!agent) return false;
     const ids = agent.agentKeyIds ?? (await c.agentKeys.find({ operationalAgentId: agent._id }).toArray()).map((k) => k._id);
     if (agent.agentKeyIds === undefined || !ids.includes(doc._id)) {
       await write.update({ $set: { agentKeyIds: ids.includes(doc._id) ? ids : [...ids, doc._id] } });
     }
+    return agent.revokedAt !== undefined;
   });
+  // A grant signed before the borrower revoked the whole agent lands revoked: the agent gets no new keys.
+  if (agentRevoked) await revokeAgentKey(c, doc._id, new Date());
+}
+
+export type KeyChange = 'changed' | 'unchanged' | 'not_found';
+
+/**
+ * Revokes one agent key: the next prepare cannot use it and the next capture of a voucher it
+ * signed is refused with agent_key_revoked. Under the key's lease, so it cannot race a limit change.
+ */
+export function revokeAgentKey(c: Collections, keyId: string, now: Date): Promise<KeyChange> {
+  return withFencedDocument<AgentKeyDoc, KeyChange>(c, c.agentKeys, keyId, `agent-key:${keyId}`, async (key, write) => {
+    if (!key) return 'not_found';
+    if (key.status === 'revoked') return 'unchanged';
+    await write.update({ $set: { status: 'revoked', revokedAt: now } });
+    return 'changed';
+  });
+}
+
+/** Revokes the operational agent and every key it has; returns the keys this call revoked. */
+export async function revokeOperationalAgent(c: Collections, operationalAgentId: string, now: Date): Promise<{ change: KeyChange; revokedKeyIds: string[] }> {
+  const change = await withFencedDocument<OperationalAgentDoc, KeyChange>(c, c.operationalAgents, operationalAgentId, `operational-agent:${operationalAgentId}`, async (agent, write) => {
+    if (!agent) return 'not_found';
+    if (agent.revokedAt) return 'unchanged';
+    await write.update({ $set: { revokedAt: now } });
+    return 'changed';
+  });
+  if (change === 'not_found') return { change, revokedKeyIds: [] };
+  // After the mark: a key added meanwhile is either listed here or revoked by ensureAgentKey.
+  const keys = await listAgentKeys(c, operationalAgentId);
+  const revoked = await Promise.all(keys.map(async (k) => ((await revokeAgentKey(c, k._id, now)) === 'changed' ? k._id : null)));
+  return { change, revokedKeyIds: revoked.filter((id): id is string => id !== null) };
 }
 
 /** Revokes the operational agent's active keys other than `keepKeyId`; returns the ids it revoked. */
 export async function revokeOtherKeys(c: Collections, operationalAgentId: string, keepKeyId: string, now: Date): Promise<string[]> {
   const others = (await listAgentKeys(c, operationalAgentId)).filter((k) => k.status === 'active' && k._id !== keepKeyId);
-  // Revoking writes the same fields whoever does it, so concurrent revocations need no lock.
-  await Promise.all(others.map((k) => c.agentKeys.updateOne({ _id: k._id }, { $set: { status: 'revoked', revokedAt: now } })));
+  await Promise.all(others.map((k) => revokeAgentKey(c, k._id, now)));
   return others.map((k) => k._id);
+}
+
+export type GrantChange = 'changed' | 'not_found' | 'revoked' | 'grant_changed';
+
+/**
+ * Replaces an active key's grant with `next`, only if its grant is still `expectedNonce` (the one
+ * the borrower saw when choosing the new limits). The caller checks that `next` only tightens it.
+ */
+export function replaceAgentKeyGrant(c: Collections, keyId: string, expectedNonce: string, next: AgentGrant): Promise<GrantChange> {
+  return withFencedDocument<AgentKeyDoc, GrantChange>(c, c.agentKeys, keyId, `agent-key:${keyId}`, async (key, write) => {
+    if (!key) return 'not_found';
+    if (key.status !== 'active') return 'revoked';
+    if (key.grant?.nonce !== expectedNonce) return 'grant_changed';
+    await write.update({ $set: { grant: next } });
+    return 'changed';
+  });
 }
 
 export type HandleClaim = 'claimed' | 'taken';

@@ -7,6 +7,7 @@ import { metricsRouter } from '../../src/api/metrics.js';
 import { openApiRouter } from '../../src/api/openapi.js';
 import { createOAuthProvider } from '../../src/auth/oauth/provider.js';
 import { projectRoot } from '../../src/config/paths.js';
+import { accountRouter } from '../../src/borrower-web/account-routes.js';
 import { signInRouter } from '../../src/borrower-web/sign-in-routes.js';
 import { signingRouter } from '../../src/borrower-web/signing-routes.js';
 import { mcpRouter } from '../../src/mcp/routes.js';
@@ -32,6 +33,7 @@ export async function mountedRoutes(w: World): Promise<string[]> {
     mcpRouter(deps),
     signInRouter(deps, createOAuthProvider(deps)),
     signingRouter(deps),
+    accountRouter(deps),
   ];
   return [...new Set(routers.flatMap(routesOf))].sort();
 }
@@ -41,6 +43,7 @@ export const API_ROUTER_MODULES = [
   'src/api/facilitator/routes.ts',
   'src/api/metrics.ts',
   'src/api/openapi.ts',
+  'src/borrower-web/account-routes.ts',
   'src/borrower-web/sign-in-routes.ts',
   'src/borrower-web/signing-routes.ts',
   'src/mcp/routes.ts',

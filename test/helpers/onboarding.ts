@@ -70,6 +70,8 @@ export interface OnboardedBorrower {
   agentPrivateKey: string;
   agentKeyId: string;
   wallet: PrivateKeyAccount;
+  /** The wallet's private key, for a browser test wallet (test/support/test-wallet.ts). */
+  walletPrivateKey: `0x${string}`;
   principal: BorrowerPrincipal;
   handle: string;
 }
@@ -86,7 +88,8 @@ export interface OnboardOptions {
 /** Walks the real onboarding: sign-in's find-or-create, register, facility, agent key, handle. */
 export async function onboardBorrower(w: World, opts: OnboardOptions = {}): Promise<OnboardedBorrower> {
   const deps = await agentDeps(w);
-  const wallet = privateKeyToAccount(generatePrivateKey());
+  const walletPrivateKey = generatePrivateKey();
+  const wallet = privateKeyToAccount(walletPrivateKey);
   const borrower = await findOrCreateBorrowerByWallet(w.store.c, wallet.address, newId(), new Date());
   const principal = principalFor(borrower._id);
   const reg = await registerBorrower(deps, principal, { idempotency_key: randomUUID(), terminal_label: 'test terminal' });
@@ -97,6 +100,7 @@ export async function onboardBorrower(w: World, opts: OnboardOptions = {}): Prom
     agentPrivateKey: encodeKey(agentKey.privateKey),
     agentKeyId: '',
     wallet,
+    walletPrivateKey,
     principal,
     handle: '',
   };

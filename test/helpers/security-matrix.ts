@@ -169,6 +169,15 @@ export const FIXED_ROUTES: FixedRoute[] = [
     body: { signature: `0x${'ab'.repeat(65)}` },
     when: 'unknown signing request', expect: { status: 404, code: 'NOT_FOUND' },
   },
+  { route: 'GET /borrower/account', method: 'GET', path: '/borrower/account', when: 'the borrower page (signs in with the wallet)', expect: { status: 200, html: true } },
+  { route: 'GET /borrower/api/session/challenge', method: 'GET', path: `/borrower/api/session/challenge?wallet=0x${'1'.repeat(40)}`, when: 'starts a wallet sign-in', expect: { status: 200 } },
+  { route: 'POST /borrower/api/session', method: 'POST', path: '/borrower/api/session', body: {}, when: 'no Origin header (not from the page)', expect: { status: 403, code: 'FORBIDDEN' } },
+  { route: 'POST /borrower/api/session/end', method: 'POST', path: '/borrower/api/session/end', body: {}, when: 'no Origin header (not from the page)', expect: { status: 403, code: 'FORBIDDEN' } },
+  { route: 'GET /borrower/api/account', method: 'GET', path: '/borrower/api/account', when: 'no page session cookie', expect: { status: 401, code: 'UNAUTHENTICATED' } },
+  { route: 'POST /borrower/api/agent-keys/:id/revoke', method: 'POST', path: `/borrower/api/agent-keys/${unknownSigningRequest}/revoke`, body: {}, when: 'no page session cookie', expect: { status: 401, code: 'UNAUTHENTICATED' } },
+  { route: 'POST /borrower/api/agent-keys/:id/limits/typed-data', method: 'POST', path: `/borrower/api/agent-keys/${unknownSigningRequest}/limits/typed-data`, body: {}, when: 'no page session cookie', expect: { status: 401, code: 'UNAUTHENTICATED' } },
+  { route: 'POST /borrower/api/agent-keys/:id/limits', method: 'POST', path: `/borrower/api/agent-keys/${unknownSigningRequest}/limits`, body: {}, when: 'no page session cookie', expect: { status: 401, code: 'UNAUTHENTICATED' } },
+  { route: 'POST /borrower/api/operational-agents/:id/revoke', method: 'POST', path: `/borrower/api/operational-agents/${unknownSigningRequest}/revoke`, body: {}, when: 'no page session cookie', expect: { status: 401, code: 'UNAUTHENTICATED' } },
 ];
 
 function cell(o: Outcome): string {

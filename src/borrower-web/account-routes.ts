@@ -1,0 +1,138 @@
+import { randomBytes } from 'node:crypto';
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import { z } from 'zod';
+import type { AppDeps } from '../api/deps.js';
+import { readJsonBody } from '../api/body.js';
+import { AmountString } from '../domain/amounts.js';
+import { fieldIssues } from '../domain/envelope.js';
+import { ApiError } from '../domain/errors.js';
+import { typedDataToJson } from '../domain/typed-data.js';
+import { UuidString } from '../domain/voucher.js';
+import { findBorrowerByWallet } from '../store/borrowers.js';
+import { lowerLimit, lowerLimitTypedData, revokeAgent, revokeKey } from './account-actions.js';
+import { accountPage } from './account-page.js';
+import { accountView } from './account-view.js';
+import { newNonce, sendHtml } from './html.js';
+import { requireSameOrigin, requireSession, requireSessionPost } from './page-guard.js';
+import { endSession, issueChallenge, startSession, takeChallenge } from './session.js';
+import { walletProofFor, walletProofProblem } from './wallet-proof.js';
+
+/** The WalletProof's clientId on the borrower page: no OAuth client, the borrower themself. */
+export const ACCOUNT_CLIENT_ID = 'borrower-account-page';
+
+const Address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte hex address');
+const Signature = z.string().regex(/^0x[0-9a-fA-F]{2,1024}$/, 'must be 0x-prefixed hex');
+const ChallengeQuery = z.object({ wallet: Address });
+const SignInBody = z.strictObject({ wallet: Address, signature: Signature, issuedAt: z.number().int().nonnegative() });
+const EmptyBody = z.strictObject({});
+const Limits = z
+  .strictObject({ per_payment_limit: AmountString, daily_limit: AmountString })
+  .refine((v) => !AmountString.safeParse(v.per_payment_limit).success || !AmountString.safeParse(v.daily_limit).success || BigInt(v.per_payment_limit) <= BigInt(v.daily_limit), {
+    message: 'per_payment_limit must not exceed daily_limit',
+    path: ['per_payment_limit'],
+  });
+const SignedLimits = z.strictObject({
+  per_payment_limit: AmountString,
+  daily_limit: AmountString,
+  nonce: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'must be the 32-byte hex nonce of the typed data'),
+  signature: Signature,
+});
+
+function parse<T extends z.ZodType>(schema: T, value: unknown): z.output<T> {
+  const r = schema.safeParse(value);
+  if (!r.success) throw ApiError.invalidRequest(fieldIssues(r.error));
+  return r.data;
+}
+
+/** A path id: a malformed one is as unknown as a foreign one. */
+function pathId(ctx: Context, what: string): string {
+  const r = UuidString.safeParse(ctx.params.id);
+  if (!r.success) throw ApiError.notFound(what);
+  return r.data;
+}
+
+async function jsonBody<T extends z.ZodType>(ctx: Context, schema: T): Promise<z.output<T>> {
+  const raw = ctx.get('content-length') === '0' || !ctx.request.length ? {} : await readJsonBody(ctx);
+  return parse(schema, raw);
+}
+
+/**
+ * The borrower's own page (/borrower/account) and its JSON API: wallet sign-in (WalletProof bound
+ * to our origin), then their operational agents, keys, limits, spend, holds, credit and payments,
+ * with kill switches for a key or a whole agent and a wallet-signed AgentGrant to lower a limit.
+ */
+export function accountRouter(deps: AppDeps): Router {
+  const router = new Router({ prefix: '/borrower' });
+
+  router.get('/account', (ctx) => {
+    const nonce = newNonce();
+    sendHtml(ctx, accountPage(deps.env.CHAIN_ID, nonce), nonce);
+  });
+
+  router.get('/api/session/challenge', async (ctx) => {
+    const { wallet } = parse(ChallengeQuery, ctx.query);
+    const address = wallet.toLowerCase() as `0x${string}`;
+    const issuedAt = Math.floor(deps.nowMs() / 1000);
+    const challenge = randomBytes(16).toString('base64url');
+    await issueChallenge(deps, ctx, { wallet: address, challenge, issuedAt });
+    const td = walletProofFor(deps, { wallet: address, clientId: ACCOUNT_CLIENT_ID, challenge, issuedAt });
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = { typed_data: typedDataToJson(td), issued_at: issuedAt };
+  });
+
+  router.post('/api/session', async (ctx) => {
+    requireSameOrigin(deps, ctx);
+    const body = parse(SignInBody, await readJsonBody(ctx));
+    const wallet = body.wallet.toLowerCase() as `0x${string}`;
+    const issued = await takeChallenge(deps, ctx);
+    if (!issued || issued.wallet !== wallet || issued.issuedAt !== body.issuedAt) {
+      throw new ApiError('INVALID_REQUEST', 'This sign-in was not started in this browser for that wallet, or it expired; press "Sign in" again.');
+    }
+    const problem = await walletProofProblem(deps, { wallet, clientId: ACCOUNT_CLIENT_ID, challenge: issued.challenge, issuedAt: issued.issuedAt }, body.signature as `0x${string}`);
+    if (problem) throw new ApiError('INVALID_REQUEST', problem);
+    const borrower = await findBorrowerByWallet(deps.store.c, wallet);
+    if (!borrower) throw ApiError.notFound('borrower for this wallet: sign in through your agent first');
+    await startSession(deps, ctx, { borrowerId: borrower._id, wallet });
+    deps.logger.info('borrower signed in to their page', { borrowerId: borrower._id });
+    ctx.body = { borrower_id: borrower._id, wallet };
+  });
+
+  router.post('/api/session/end', async (ctx) => {
+    requireSameOrigin(deps, ctx);
+    endSession(deps, ctx);
+    ctx.body = { signed_out: true };
+  });
+
+  router.get('/api/account', async (ctx) => {
+    const session = await requireSession(deps, ctx);
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = await accountView(deps, session);
+  });
+
+  router.post('/api/agent-keys/:id/revoke', async (ctx) => {
+    const session = await requireSessionPost(deps, ctx);
+    await jsonBody(ctx, EmptyBody);
+    ctx.body = await revokeKey(deps, session, pathId(ctx, 'agent key'));
+  });
+
+  router.post('/api/operational-agents/:id/revoke', async (ctx) => {
+    const session = await requireSessionPost(deps, ctx);
+    await jsonBody(ctx, EmptyBody);
+    ctx.body = await revokeAgent(deps, session, pathId(ctx, 'operational agent'));
+  });
+
+  router.post('/api/agent-keys/:id/limits/typed-data', async (ctx) => {
+    const session = await requireSessionPost(deps, ctx);
+    const limits = parse(Limits, await readJsonBody(ctx));
+    ctx.body = await lowerLimitTypedData(deps, session, pathId(ctx, 'agent key'), limits);
+  });
+
+  router.post('/api/agent-keys/:id/limits', async (ctx) => {
+    const session = await requireSessionPost(deps, ctx);
+    const body = parse(SignedLimits, await readJsonBody(ctx));
+    ctx.body = await lowerLimit(deps, session, pathId(ctx, 'agent key'), { ...body, nonce: body.nonce as `0x${string}` });
+  });
+
+  return router;
+}
