@@ -18,9 +18,22 @@ export interface SignInView {
   uid: string;
   clientName: string;
   clientId: string;
+  /** The host of the client's metadata document (CIMD), which vouches for it; absent for a client registered here (DCR). */
+  documentHost?: string;
   redirectHost: string;
   scopes: Scope[];
   chainId: number;
+}
+
+/** Who asks: a metadata-document client under the host that publishes it, else a self-registered name. */
+function clientLine(v: SignInView): string {
+  const name = `<strong id="client-name">${escapeHtml(v.clientName)}</strong>`;
+  if (v.documentHost !== undefined) {
+    return `<p>${name} from <strong id="client-host" class="mono">${escapeHtml(v.documentHost)}</strong> wants to act for you on the x402 credit facilitator.</p>
+<p class="muted" id="client-origin">Its name and redirect addresses are published by ${escapeHtml(v.documentHost)}. Continue only if you trust that site.</p>`;
+  }
+  return `<p>${name} wants to act for you on the x402 credit facilitator.</p>
+<p class="muted" id="client-origin">This agent registered itself here; its name is not verified.</p>`;
 }
 
 export function signInPage(v: SignInView, nonce: string): string {
@@ -29,7 +42,7 @@ export function signInPage(v: SignInView, nonce: string): string {
     : '<p class="error">The agent requested no scope this service offers.</p>';
   const body = `
 <h1>Sign in with your wallet</h1>
-<p><strong id="client-name">${escapeHtml(v.clientName)}</strong> wants to act for you on the x402 credit facilitator.</p>
+${clientLine(v)}
 <p class="muted">Client <span class="mono">${escapeHtml(v.clientId)}</span>, returning to <span class="mono">${escapeHtml(v.redirectHost)}</span>.</p>
 <p>It asks permission to:</p>
 ${scopes}

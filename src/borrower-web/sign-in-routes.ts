@@ -4,6 +4,7 @@ import type Provider from 'oidc-provider';
 import type { InteractionDetails } from 'oidc-provider';
 import { z } from 'zod';
 import type { AppDeps } from '../api/deps.js';
+import { isCimdClientId } from '../auth/oauth/cimd.js';
 import { readJsonBody } from '../api/body.js';
 import { mcpUrl } from '../config/env.js';
 import { fieldIssues } from '../domain/envelope.js';
@@ -68,8 +69,8 @@ export function signInRouter(deps: AppDeps, provider: Provider): Router {
   router.get('/', async (ctx) => {
     const details = await interactionFor(provider, ctx);
     if (!details) return sendHtml(ctx, errorPage('Sign-in expired', EXPIRED), null, 400);
-    const client = await provider.Client.find(clientIdOf(details));
-    if (!client) return sendHtml(ctx, errorPage('Unknown agent', 'The agent that started this sign-in is not registered here.'), null, 400);
+    const client = await provider.Client.find(clientIdOf(details)).catch(() => undefined);
+    if (!client) return sendHtml(ctx, errorPage('Unknown agent', 'The agent that started this sign-in is not registered here, or its metadata document can no longer be read.'), null, 400);
     const redirectUri = URL.parse(String(details.params.redirect_uri ?? ''));
     const nonce = newNonce();
     const html = signInPage(
@@ -77,6 +78,7 @@ export function signInRouter(deps: AppDeps, provider: Provider): Router {
         uid: details.uid,
         clientId: client.clientId,
         clientName: client.clientName ?? 'An unnamed agent',
+        ...(isCimdClientId(client.clientId) ? { documentHost: new URL(client.clientId).host } : {}),
         redirectHost: redirectUri?.host ?? 'unknown',
         scopes: parseScopeString(details.params.scope),
         chainId: deps.env.CHAIN_ID,

@@ -122,6 +122,13 @@ export const EnvSchema = z.object({
   OAUTH_DCR_BURST: intFromEnv(20, 1),
   /** A registered client that no borrower has granted anything within this many hours is deleted. */
   OAUTH_UNUSED_CLIENT_TTL_HOURS: intFromEnv(24, 1),
+  /** Client ID Metadata Documents: an https URL as client_id, its document fetched under the limits of src/auth/oauth/cimd.ts. */
+  OAUTH_CIMD_ENABLED: boolFromEnv(true),
+  /**
+   * TEST ONLY: path of a PEM CA that CIMD fetches trust beside the system roots; it also lets CIMD
+   * hosts resolve to loopback. Refused when NODE_ENV=production.
+   */
+  OAUTH_CIMD_TEST_CA_FILE: optionalString,
   BORROWER_TOKEN_TTL_SECONDS: intFromEnv(900, 60),
   REFRESH_TOKEN_TTL_SECONDS: intFromEnv(30 * 24 * 3600, 300),
   /** Credit line offered to a borrower on accept_credit_facility, in asset base units (1000 USDC). */
@@ -165,6 +172,9 @@ export function loadEnv(source: NodeJS.ProcessEnv = process.env): Env {
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  if (parsed.data.NODE_ENV === 'production' && parsed.data.OAUTH_CIMD_TEST_CA_FILE !== undefined) {
+    throw new ConfigError('invalid configuration:\n  OAUTH_CIMD_TEST_CA_FILE: a test-only setting (trusts a test CA and loopback CIMD hosts); unset it in production');
   }
   return parsed.data;
 }

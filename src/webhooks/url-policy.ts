@@ -1,5 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
+import { isPublicAddress } from '../net/special-use-address.js';
 
 /** Why an endpoint URL is refused, or null. `allowPrivate` is for dev stacks and tests only. */
 export function endpointUrlProblem(raw: string): string | null {
@@ -17,15 +18,6 @@ export function endpointUrlProblem(raw: string): string | null {
   return null;
 }
 
-function isPrivateAddress(ip: string): boolean {
-  if (isIP(ip) === 4) {
-    const [a, b] = ip.split('.').map(Number) as [number, number];
-    return a === 10 || a === 127 || a === 0 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127) || a >= 224;
-  }
-  const v6 = ip.toLowerCase();
-  return v6 === '::1' || v6 === '::' || v6.startsWith('fc') || v6.startsWith('fd') || v6.startsWith('fe80') || v6.startsWith('::ffff:');
-}
-
 /**
  * Refuses delivery to loopback, private, link-local and multicast addresses (SSRF: an endpoint
  * must not reach into our network). Checked at every delivery, since DNS can change.
@@ -34,5 +26,5 @@ export async function assertPublicDestination(raw: string, allowPrivate: boolean
   if (allowPrivate) return;
   const host = new URL(raw).hostname.replace(/^\[|\]$/g, '');
   const addresses = isIP(host) ? [host] : (await lookup(host, { all: true })).map((a) => a.address);
-  if (addresses.some(isPrivateAddress)) throw new Error(`webhook endpoint ${host} resolves to a private or loopback address`);
+  if (addresses.some((a) => !isPublicAddress(a))) throw new Error(`webhook endpoint ${host} resolves to a private or loopback address`);
 }

@@ -6,8 +6,10 @@ import { findBorrower } from '../../store/borrowers.js';
 import { errorPage } from '../../borrower-web/html.js';
 import { GRANT_ID_CLAIM } from '../../mcp/grant-check.js';
 import { corsPolicy, providerCorsFilter } from '../../api/cors.js';
+import { OutboundFetchRefused } from '../../net/guarded-json-fetch.js';
+import { CIMD_MAX_BYTES, cimdFeature, cimdFetch, isCimdClientId } from './cimd.js';
 import { mongoAdapterFactory } from './mongo-adapter.js';
-import { redirectUriProblem } from './redirect-policy.js';
+import { cimdRedirectUriProblem, redirectUriProblem } from './redirect-policy.js';
 
 /** Where oidc-provider sends the browser to sign in (served by src/borrower-web). */
 export function interactionPath(uid: string): string {
@@ -20,7 +22,7 @@ const SESSION_TTL_SECONDS = 24 * 3600;
 /**
  * The OAuth 2.1 authorization server for agent hosts (docs/agent-side.md): authorization code
  * with PKCE S256 only, refresh tokens rotating on every use, RFC 7591 registration restricted to
- * loopback / allow-listed redirect URIs, and one RFC 8707 resource (the MCP endpoint) whose JWT
+ * loopback / allow-listed redirect URIs, client ID metadata documents (https client_id URLs, cimd.ts), and one RFC 8707 resource (the MCP endpoint) whose JWT
  * access tokens carry only the scopes the borrower's onboarding stage unlocks.
  */
 export function createOAuthProvider(deps: AppDeps): Provider {
@@ -67,11 +69,12 @@ export function createOAuthProvider(deps: AppDeps): Provider {
     expiresWithSession: async () => false,
     extraClientMetadata: {
       properties: ['redirect_uris'],
-      validator(_ctx: unknown, key: string, value: unknown) {
+      validator(_ctx: unknown, key: string, value: unknown, metadata: { client_id?: unknown }) {
         if (key !== 'redirect_uris' || !Array.isArray(value)) return;
+        const cimdUrl = typeof metadata.client_id === 'string' && isCimdClientId(metadata.client_id) ? metadata.client_id : null;
         for (const uri of value) {
           if (typeof uri !== 'string') throw new errors.InvalidClientMetadata('redirect_uris must be an array of strings');
-          const problem = redirectUriProblem(uri, allowedHosts);
+          const problem = cimdUrl ? cimdRedirectUriProblem(uri, cimdUrl, allowedHosts) : redirectUriProblem(uri, allowedHosts);
           if (problem) throw new errors.InvalidClientMetadata(problem);
         }
       },
@@ -89,10 +92,15 @@ export function createOAuthProvider(deps: AppDeps): Provider {
       },
     },
     interactions: { url: (_ctx: ProviderContext, interaction: { uid: string }) => interactionPath(interaction.uid) },
-    renderError: async (ctx: ProviderContext, out: { error?: string; error_description?: string }) => {
+    renderError: async (ctx: ProviderContext, out: { error?: string; error_description?: string }, err?: unknown) => {
+      // Why a client metadata document could not be fetched is ours to say (the fetch's own words).
+      const cause = err instanceof Error && err.cause instanceof OutboundFetchRefused ? `: ${err.cause.message}` : '';
       ctx.type = 'html';
-      ctx.body = errorPage('Sign-in could not continue', `${out.error ?? 'error'}: ${out.error_description ?? 'the request could not be processed'}`);
+      ctx.body = errorPage('Sign-in could not continue', `${out.error ?? 'error'}: ${out.error_description ?? 'the request could not be processed'}${cause}`);
     },
+    // Outbound requests (client ID metadata documents only) go through the SSRF-guarded fetch.
+    fetch: cimdFetch(env),
+    fetchResponseBodyLimits: { 'client_id metadata document': CIMD_MAX_BYTES, jwks_uri: CIMD_MAX_BYTES, sector_identifier_uri: CIMD_MAX_BYTES },
     ttl: {
       AccessToken: env.BORROWER_TOKEN_TTL_SECONDS,
       AuthorizationCode: 60,
@@ -108,6 +116,7 @@ export function createOAuthProvider(deps: AppDeps): Provider {
       // redirect to whatever post_logout_redirect_uris a client registered (an open redirect).
       rpInitiatedLogout: { enabled: false },
       registration: { enabled: env.OAUTH_DCR_ENABLED, initialAccessToken: false },
+      clientIdMetadataDocument: cimdFeature(env),
       revocation: { enabled: true },
       userinfo: { enabled: false },
       resourceIndicators: {

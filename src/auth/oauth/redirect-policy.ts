@@ -28,3 +28,22 @@ export function isLoopbackOrigin(origin: string): boolean {
   const url = URL.parse(origin);
   return !!url && (url.protocol === 'http:' || url.protocol === 'https:') && isLoopbackHost(url.hostname);
 }
+
+/**
+ * The redirect URIs a client ID metadata document may list: loopback http (native agent hosts),
+ * https on the document's own host (the host that vouches for the client, shown at sign-in), or
+ * https on a named agent host (OAUTH_DCR_ALLOWED_HOSTS). Pure.
+ */
+export function cimdRedirectUriProblem(uri: string, clientIdUrl: string, allowedHosts: readonly string[]): string | null {
+  const ownHost = new URL(clientIdUrl).hostname.toLowerCase();
+  const url = URL.parse(uri);
+  const rule = `a client metadata document may list loopback http redirect URIs or https URIs on its own host (${ownHost})` +
+    (allowedHosts.length ? ` or on ${allowedHosts.join(', ')}` : '');
+  if (!url) return `redirect_uris: ${JSON.stringify(uri)} is not an absolute URI; ${rule}.`;
+  if (url.hash || uri.includes('#')) return `redirect_uris: ${uri} must not contain a fragment.`;
+  if (url.username || url.password) return `redirect_uris: ${uri} must not carry credentials.`;
+  if (url.protocol === 'http:' && isLoopbackHost(url.hostname)) return null;
+  const host = url.hostname.toLowerCase();
+  if (url.protocol === 'https:' && (host === ownHost || allowedHosts.includes(host))) return null;
+  return `redirect_uris: ${uri} is not allowed; ${rule}.`;
+}
