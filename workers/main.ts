@@ -9,6 +9,7 @@ import { loadEnv, type Env } from '../src/config/env.js';
 import { createLogger, type Logger } from '../src/observability/logger.js';
 import { createRegistry, storeCommandCounter, workerMetrics } from '../src/observability/metrics.js';
 import { serveMetrics } from '../src/observability/metrics-server.js';
+import { profileCpuIfAsked } from '../src/observability/cpu-profile.js';
 import { connectStore } from '../src/store/mongo.js';
 import { SecretBox } from '../src/store/secret-box.js';
 import { startStoreWatchdog } from '../src/store/store-watchdog.js';
@@ -45,6 +46,7 @@ function chainContext(env: Env, logger: Logger): ChainContext {
 }
 
 async function main() {
+  profileCpuIfAsked('worker');
   const env = loadEnv();
   const logger = createLogger(env.LOG_LEVEL, { service: 'worker' });
   const registry = createRegistry('worker');

@@ -17,8 +17,10 @@ import { startSlotSweeper } from './slot-sweeper.js';
 import { CaptureAdmission } from './capture-admission.js';
 import { PaymentStatusCache } from '../payments/status-cache.js';
 import { MerchantCache } from '../store/merchant-cache.js';
+import { profileCpuIfAsked } from '../observability/cpu-profile.js';
 
 async function main() {
+  profileCpuIfAsked('api');
   const env = loadEnv();
   const logger = createLogger(env.LOG_LEVEL, { service: 'api' });
   const registry = createRegistry('api');
@@ -52,7 +54,7 @@ async function main() {
   );
   const statusCache = new PaymentStatusCache();
   const app = createApp({
-    env, store, temporal, verifyJwt, logger, settlement, oauthKeys, receiptSigner, metrics, captureFinisher, captureAdmission, statusCache, merchantCache: new MerchantCache(), nowMs: () => Date.now(),
+    env, store, temporal, verifyJwt, logger, settlement, oauthKeys, receiptSigner, metrics, captureFinisher, captureAdmission, statusCache, merchantCache: new MerchantCache(env.MERCHANT_AUTH_CACHE_MS), nowMs: () => Date.now(),
   });
   const slotSweeper = startSlotSweeper(store.c, logger);
   const server = createServer(app.callback());

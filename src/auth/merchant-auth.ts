@@ -20,7 +20,7 @@ export async function authenticateMerchant(
   const token = match?.[1];
   if (!token || token.length > 4096) return null;
 
-  const caller = looksLikeApiKey(token) ? await apiKeyCaller(c, token) : await jwtCaller(verifyJwt, token, nowSeconds);
+  const caller = looksLikeApiKey(token) ? await apiKeyCaller(c, token, merchants) : await jwtCaller(verifyJwt, token, nowSeconds);
   if (!caller) return null;
   const merchant = merchants ? await merchants.find(c, caller.merchantId) : await findMerchant(c, caller.merchantId);
   if (!merchant || merchant.status !== 'ACTIVE') return null;
@@ -29,10 +29,10 @@ export async function authenticateMerchant(
 
 type Caller = Omit<MerchantPrincipal, 'payoutAddress' | 'rateLimits'>;
 
-async function apiKeyCaller(c: Collections, token: string): Promise<Caller | null> {
+async function apiKeyCaller(c: Collections, token: string, merchants?: MerchantCache): Promise<Caller | null> {
   if (!isWellFormedApiKey(token)) return null;
   const hash = hashApiKey(token);
-  const key = await findApiKeyByHash(c, hash);
+  const key = merchants ? await merchants.findLiveApiKey(c, hash) : await findApiKeyByHash(c, hash);
   if (!key || !hashesEqual(key._id, hash) || key.revokedAt !== null) return null;
   return { merchantId: key.merchantId, permissions: key.permissions, credential: 'api_key', subject: key.keyId, steppedUp: false };
 }

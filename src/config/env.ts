@@ -92,6 +92,8 @@ export const EnvSchema = z.object({
   SETTLEMENT_MAX_BACKLOG: intFromEnv(3000, 1),
   /** Captures one API process works on at once; more are shed at once rather than queued. */
   CAPTURE_MAX_IN_FLIGHT: intFromEnv(128, 1),
+  /** How long an API process trusts a merchant document and a live API key it read; a revocation or a disabled merchant takes effect within it. 0: read on every request. */
+  MERCHANT_AUTH_CACHE_MS: intFromEnv(5000, 0),
   /** The in-flight limit shrinks while captures take longer than this (p90 over a second), and grows back below it. */
   CAPTURE_TARGET_LATENCY_MS: intFromEnv(250, 1),
   /** The worker's sweeper finishes a capture still CAPTURING after this long (the API normally does it at once). */

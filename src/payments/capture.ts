@@ -140,6 +140,7 @@ async function accept(deps: AppDeps, doc: PaymentDoc, timer?: PhaseTimer, opts: 
     throw ApiError.paymentRejected('voucher_already_used');
   }
   timer?.mark('consume_intent');
+  deps.statusCache?.rememberAccepted(doc);
   if (deps.captureFinisher) deps.captureFinisher.submit(doc);
   else await finishCapture({ temporal: deps.temporal, taskQueue: deps.env.TEMPORAL_TASK_QUEUE }, doc);
   return toReceipt({ ...doc, status: 'QUEUED' });

@@ -54,6 +54,12 @@ export class PaymentStatusCache {
     return this.voided.get(paymentId) === true;
   }
 
+  /** A capture this process accepted: its polls here need not read the payment or its spend intent's fate. */
+  rememberAccepted(doc: PaymentDoc): void {
+    this.payments.set(doc._id, doc);
+    this.accepted.set(doc._id, true);
+  }
+
   rememberBatchOf(paymentId: string, batchId: string): void {
     this.batchOfPayment.set(paymentId, batchId);
   }

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { generateKeyPair, importJWK, SignJWT } from 'jose';
 import { jwtIssue } from '../../src/cli/merchant-commands.js';
+import { loadEnv } from '../../src/config/env.js';
 import { revokeApiKey } from '../../src/store/merchants.js';
 import { call, capture, newBorrower, newMerchant, newVoucher, UNTHROTTLED, world, type TestBorrower, type World } from '../helpers/world.js';
 
@@ -32,11 +33,21 @@ describe('facilitator: merchant credentials and permissions', function () {
     }
   });
 
-  it('refuses a revoked API key', async function () {
-    const m = await newMerchant(w);
-    assert.equal((await call(w, 'GET', `/facilitator/payments/${randomUUID()}`, { token: m.apiKey })).status, 404);
-    await revokeApiKey(w.store.c, m.merchantId, m.keyId, new Date());
-    assert.equal((await call(w, 'GET', `/facilitator/payments/${randomUUID()}`, { token: m.apiKey })).status, 401);
+  it('refuses a revoked API key: at once when the API has not seen it live, within MERCHANT_AUTH_CACHE_MS when it has', async function () {
+    const poll = (m: { apiKey: string }) => call(w, 'GET', `/facilitator/payments/${randomUUID()}`, { token: m.apiKey });
+    const unseen = await newMerchant(w);
+    await revokeApiKey(w.store.c, unseen.merchantId, unseen.keyId, new Date());
+    assert.equal((await poll(unseen)).status, 401);
+
+    const seen = await newMerchant(w);
+    assert.equal((await poll(seen)).status, 404);
+    const ttlMs = loadEnv({ ...process.env, ...w.env }).MERCHANT_AUTH_CACHE_MS;
+    const revokedAt = Date.now();
+    await revokeApiKey(w.store.c, seen.merchantId, seen.keyId, new Date());
+    while ((await poll(seen)).status !== 401) {
+      assert.ok(Date.now() - revokedAt <= ttlMs + 1000, `still accepted ${Date.now() - revokedAt} ms after revocation (cache ${ttlMs} ms)`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
   });
 
   it("hides another merchant's payment behind 404", async function () {
