@@ -124,7 +124,10 @@ export function mcpEndpoint(deps: AppDeps) {
     // The SDK transport would refuse it too, but with a bare -32000 and no id: a 2026-07-28 client's
     // era probe (server/discover) needs -32022 and the list we support to fall back to initialize.
     const unknownVersion = unknownProtocolVersion(ctx.get('mcp-protocol-version'), read.body);
-    if (unknownVersion) return send(ctx, unsupportedProtocolVersion(unknownVersion.requested, SUPPORTED_PROTOCOL_VERSIONS, requestId, unknownVersion.id));
+    if (unknownVersion) {
+      deps.logger.info('mcp rejected', { requestId, status: 400, reason: 'unsupported protocol version' });
+      return send(ctx, unsupportedProtocolVersion(unknownVersion.requested, SUPPORTED_PROTOCOL_VERSIONS, requestId, unknownVersion.id));
+    }
 
     const shortfall = findScopeShortfall(read.body, principal.scopes);
     if (shortfall) {

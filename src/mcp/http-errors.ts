@@ -99,7 +99,7 @@ export function internalError(requestId: string): McpHttpError {
 }
 
 /** The 2026-07-28 revision's UnsupportedProtocolVersion code (HTTP 400). */
-export const UNSUPPORTED_PROTOCOL_VERSION = -32022;
+const UNSUPPORTED_PROTOCOL_VERSION = -32022;
 
 /**
  * 400 for an `MCP-Protocol-Version` we do not speak, in the form the 2026-07-28 revision defines
