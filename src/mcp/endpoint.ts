@@ -1,4 +1,5 @@
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { isInitializeRequest, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { Context } from 'koa';
 import type { AppDeps } from '../api/deps.js';
 import { BODY_NOT_JSON, MAX_BODY_BYTES, readJsonBody } from '../api/body.js';
@@ -16,6 +17,7 @@ import {
   payloadTooLarge,
   unauthorized,
   unsupportedMediaType,
+  unsupportedProtocolVersion,
   type McpHttpError,
 } from './http-errors.js';
 import { resourceMetadataUrl } from './metadata.js';
@@ -63,6 +65,18 @@ async function readBody(ctx: Context, requestId: string): Promise<{ ok: true; bo
   }
 }
 
+/**
+ * A protocol version header we do not speak, on anything but `initialize` (which negotiates in its
+ * params): the version and the id to answer with, else undefined.
+ */
+function unknownProtocolVersion(header: string, body: unknown): { requested: string; id: string | number | null } | undefined {
+  if (header === '' || SUPPORTED_PROTOCOL_VERSIONS.includes(header)) return undefined;
+  const messages = Array.isArray(body) ? body : [body];
+  if (messages.some((m) => isInitializeRequest(m))) return undefined;
+  const id = Array.isArray(body) ? undefined : (body as { id?: unknown } | null)?.id;
+  return { requested: header, id: typeof id === 'string' || typeof id === 'number' ? id : null };
+}
+
 /** The SDK transport speaks Web Request/Response; the body is already parsed, so the request carries headers only. */
 function webRequest(ctx: Context, url: string): Request {
   const headers = new Headers();
@@ -75,7 +89,8 @@ function webRequest(ctx: Context, url: string): Request {
 
 /**
  * `{mcp_url}`: stateless Streamable HTTP. Bearer auth, then the JSON body (64 KiB, 32 levels; a
- * batch may not repeat a request id), then the scope gate (403 insufficient_scope names the scopes,
+ * batch may not repeat a request id), then the protocol version header (2024-11-05 to 2025-11-25;
+ * another one is -32022 with the list), then the scope gate (403 insufficient_scope names the scopes,
  * so stock clients re-authorise), then a fresh MCP server and transport answer the message(s) with
  * JSON, cleaned of the SDK's own error shapes (rpc-answers.ts).
  */
@@ -105,6 +120,14 @@ export function mcpEndpoint(deps: AppDeps) {
     // The SDK answers a batch by request id: a repeated id would run both calls and drop one answer.
     const repeated = repeatedRequestId(read.body);
     if (repeated !== undefined) return send(ctx, invalidRequest(`Invalid Request: the batch repeats the request id ${JSON.stringify(repeated)}.`, requestId));
+
+    // The SDK transport would refuse it too, but with a bare -32000 and no id: a 2026-07-28 client's
+    // era probe (server/discover) needs -32022 and the list we support to fall back to initialize.
+    const unknownVersion = unknownProtocolVersion(ctx.get('mcp-protocol-version'), read.body);
+    if (unknownVersion) {
+      deps.logger.info('mcp rejected', { requestId, status: 400, reason: 'unsupported protocol version' });
+      return send(ctx, unsupportedProtocolVersion(unknownVersion.requested, SUPPORTED_PROTOCOL_VERSIONS, requestId, unknownVersion.id));
+    }
 
     const shortfall = findScopeShortfall(read.body, principal.scopes);
     if (shortfall) {

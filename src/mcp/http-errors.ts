@@ -97,3 +97,19 @@ export function invalidRequest(message: string, requestId: string): McpHttpError
 export function internalError(requestId: string): McpHttpError {
   return mcpHttpError(500, 'INTERNAL', 'An internal error occurred. Retry later; quote the requestId if it persists.', requestId);
 }
+
+/** The 2026-07-28 revision's UnsupportedProtocolVersion code (HTTP 400). */
+const UNSUPPORTED_PROTOCOL_VERSION = -32022;
+
+/**
+ * 400 for an `MCP-Protocol-Version` we do not speak, in the form the 2026-07-28 revision defines
+ * (-32022, `data.supported` and `data.requested`), answered to the request's own id: a v2 client
+ * negotiating its era reads the list and falls back to `initialize` with a version we support.
+ */
+export function unsupportedProtocolVersion(requested: string, supported: readonly string[], requestId: string, id: string | number | null): McpHttpError {
+  return mcpHttpError(400, 'INVALID_REQUEST', `Unsupported protocol version: ${requested.slice(0, 40)}. Supported: ${supported.join(', ')}.`, requestId, {
+    id,
+    rpcCode: UNSUPPORTED_PROTOCOL_VERSION,
+    data: { supported: [...supported], requested: requested.slice(0, 40) },
+  });
+}
