@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { createPublicKey, verify as cryptoVerify } from 'node:crypto';
 import { ed25519 } from '@noble/curves/ed25519.js';
+import { Lru } from './lru.js';
 import { randomBytes, utf8ToBytes, bytesToHex } from '@noble/hashes/utils.js';
 import { AmountString } from './amounts.js';
 import { canonicalJson } from './canonical.js';
@@ -85,12 +87,35 @@ export function signVoucher(v: Voucher, privateKey: Uint8Array): string {
   return toBase64Url(ed25519.sign(voucherSigningBytes(v), privateKey));
 }
 
-/** Strict RFC 8032 verification (no ZIP-215 leniency). Never throws. */
+const strictKeys = new Lru<boolean>(10_000);
+
+/** A canonical encoding of a point that is not of small order (which would "verify" forged signatures). */
+function isStrictPublicKey(publicKey: Uint8Array): boolean {
+  const id = toBase64Url(publicKey);
+  let ok = strictKeys.get(id);
+  if (ok === undefined) {
+    try {
+      ok = !ed25519.Point.fromBytes(publicKey, false).isSmallOrder();
+    } catch {
+      ok = false;
+    }
+    strictKeys.set(id, ok);
+  }
+  return ok;
+}
+
+/**
+ * Strict RFC 8032 verification, as the pure-JS curve does with ZIP-215 off: canonical encodings,
+ * S < L, and no small-order key. Never throws. The curve check of the key runs once per key; the
+ * signature itself is checked by OpenSSL's Ed25519 (node:crypto), about thirty times faster than
+ * the pure-JS curve, and every capture verifies one voucher. The unit tests hold both to the same verdicts.
+ */
 export function verifyVoucherSignature(v: Voucher, signature: string, publicKey: Uint8Array): boolean {
   try {
     const sig = fromBase64Url(signature, 64);
-    if (!sig || !(publicKey instanceof Uint8Array) || publicKey.length !== PUBLIC_KEY_BYTES) return false;
-    return ed25519.verify(sig, voucherSigningBytes(v), publicKey, { zip215: false });
+    if (!sig || !(publicKey instanceof Uint8Array) || publicKey.length !== PUBLIC_KEY_BYTES || !isStrictPublicKey(publicKey)) return false;
+    const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: toBase64Url(publicKey) }, format: 'jwk' });
+    return cryptoVerify(null, voucherSigningBytes(v), key, sig);
   } catch {
     return false;
   }

@@ -12,6 +12,7 @@ import {
   voucherSigningBytes,
   type Voucher,
 } from '../../src/domain/voucher.js';
+import { ed25519 } from '@noble/curves/ed25519.js';
 import { canonicalJson } from '../../src/domain/canonical.js';
 import { sampleVoucher } from '../helpers/sample-voucher.js';
 
@@ -60,6 +61,32 @@ describe('domain/voucher', () => {
     assert.equal(verifyVoucherSignature(v, sig, new Uint8Array(31)), false);
     assert.equal(verifyVoucherSignature(v, sig, new Uint8Array(32)), false);
     assert.equal(verifyVoucherSignature(v, 42 as unknown as string, keys.publicKey), false);
+  });
+
+  it('verifies strictly, as the pure-JS curve does with ZIP-215 off: a malleated S (S + L) and small-order keys are refused', () => {
+    const L = 2n ** 252n + 27742317777372353535851937790883648493n;
+    for (let i = 0; i < 20; i++) {
+      const k = generateAgentKeyPair();
+      const v = { ...sample(), nonce: randomNonce() };
+      const sig = signVoucher(v, k.privateKey);
+      const raw = Buffer.from(sig, 'base64url');
+      assert.equal(verifyVoucherSignature(v, sig, k.publicKey), ed25519.verify(raw, voucherSigningBytes(v), k.publicKey, { zip215: false }));
+      let s = 0n;
+      for (let j = 63; j >= 32; j--) s = (s << 8n) | BigInt(raw[j] as number);
+      const malleated = Buffer.from(raw);
+      let t = s + L;
+      for (let j = 32; j < 64; j++) {
+        malleated[j] = Number(t & 0xffn);
+        t >>= 8n;
+      }
+      if (t === 0n) assert.equal(verifyVoucherSignature(v, malleated.toString('base64url'), k.publicKey), false, 'S + L must be refused');
+    }
+    // The identity point (small order) as a key, with the signature (R = identity, S = 0) that it "verifies" under ZIP-215.
+    const identity = new Uint8Array(32);
+    identity[0] = 1;
+    const forged = new Uint8Array(64);
+    forged[0] = 1;
+    assert.equal(verifyVoucherSignature(sample(), Buffer.from(forged).toString('base64url'), identity), false);
   });
 
   it('encodes and decodes keys as base64url', () => {
