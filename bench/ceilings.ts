@@ -10,6 +10,8 @@ export interface Ceilings {
   workflowStartsPerSecond: number;
   /** start -> one signal -> completion of a workflow that does nothing else, on the bench's own worker. */
   signalWorkflowsPerSecond: number;
+  /** The same workflow started with its first task delayed, then ended by a signal-with-start (one workflow task, as payments run). */
+  delayedSignalWorkflowsPerSecond: number;
   httpRequestsPerSecond: number;
   /** Bundling the tiny workflow file and starting the worker (not part of the rate). */
   workerStartSeconds: number;
@@ -54,16 +56,16 @@ export async function measureCeilings(w: World, baseUrl: string, sizes: CeilingS
   });
   await mapPool(started, 10, (id) => w.temporal.workflow.getHandle(id).terminate('bench ceiling probe'));
 
-  const { perSecond: signalWorkflowsPerSecond, startSeconds: workerStartSeconds } = await signalWorkflowCeiling(w, sizes.signalWorkflows);
+  const { perSecond: signalWorkflowsPerSecond, delayedPerSecond: delayedSignalWorkflowsPerSecond, startSeconds: workerStartSeconds } = await signalWorkflowCeiling(w, sizes.signalWorkflows);
 
   const httpRequestsPerSecond = await rate(sizes.httpRequests, 10, async () => {
     const res = await fetch(`${baseUrl}/facilitator/supported`);
     await res.arrayBuffer();
   });
-  return { storeInsertsPerSecond, storeReadsPerSecond, workflowStartsPerSecond, signalWorkflowsPerSecond, httpRequestsPerSecond, workerStartSeconds };
+  return { storeInsertsPerSecond, storeReadsPerSecond, workflowStartsPerSecond, signalWorkflowsPerSecond, delayedSignalWorkflowsPerSecond, httpRequestsPerSecond, workerStartSeconds };
 }
 
-async function signalWorkflowCeiling(w: World, n: number): Promise<{ perSecond: number; startSeconds: number }> {
+async function signalWorkflowCeiling(w: World, n: number): Promise<{ perSecond: number; delayedPerSecond: number; startSeconds: number }> {
   const taskQueue = `bench-signal-${randomUUID()}`;
   const t0 = performance.now();
   try {
@@ -80,14 +82,20 @@ async function signalWorkflowCeiling(w: World, n: number): Promise<{ perSecond: 
       workflowsPath: fileURLToPath(new URL('./ceiling-workflows.js', import.meta.url)),
     });
     const startSeconds = (performance.now() - t0) / 1000;
-    const perSecond = await worker.runUntil(
-      rate(n, 100, async () => {
+    const [perSecond, delayedPerSecond] = await worker.runUntil(async () => [
+      await rate(n, 100, async () => {
         const h = await w.temporal.workflow.start('benchSignalWorkflow', { workflowId: `bench-signal-${randomUUID()}`, taskQueue, args: [] });
         await h.signal('benchGo');
         await h.result();
       }),
-    );
-    return { perSecond, startSeconds };
+      await rate(n, 100, async () => {
+        const options = { workflowId: `bench-delayed-${randomUUID()}`, taskQueue, args: [] };
+        await w.temporal.workflow.start('benchSignalWorkflow', { ...options, startDelay: '1 hour' });
+        const h = await w.temporal.workflow.signalWithStart('benchSignalWorkflow', { ...options, signal: 'benchGo', signalArgs: [] });
+        await h.result();
+      }),
+    ]);
+    return { perSecond, delayedPerSecond, startSeconds };
   } finally {
     await connection.close();
   }

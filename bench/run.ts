@@ -86,7 +86,7 @@ async function main() {
     const ceilings = await measureCeilings(w, stack.urls.baseUrl, QUICK ? QUICK_CEILINGS : FULL_CEILINGS);
     console.log(
       `ceilings: store ${ceilings.storeInsertsPerSecond.toFixed(0)} inserts/s, ${ceilings.storeReadsPerSecond.toFixed(0)} reads/s; Temporal ${ceilings.workflowStartsPerSecond.toFixed(0)} starts/s, ` +
-        `${ceilings.signalWorkflowsPerSecond.toFixed(0)} start->signal->complete/s; API ${ceilings.httpRequestsPerSecond.toFixed(0)} requests/s`,
+        `${ceilings.signalWorkflowsPerSecond.toFixed(0)} start->signal->complete/s, ${ceilings.delayedSignalWorkflowsPerSecond.toFixed(0)} delayed start->signal-with-start->complete/s; API ${ceilings.httpRequestsPerSecond.toFixed(0)} requests/s`,
     );
     const tGas = performance.now();
     const gasReport = await measureSettleBatchGas(stack.urls.rpcUrl, stack.config.CHAIN_ID, QUICK ? { merchants: 10, borrowers: BORROWERS, sizes: [1, 10, 100], rounds: 1 } : { merchants: 10, borrowers: BORROWERS, sizes: [1, 10, 100, 500], rounds: 3 });

@@ -87,9 +87,14 @@ function ceilingSection(c: Ceilings): Section {
       { metric: 'store reads by _id, 10 in flight', measured: perSecond(c.storeReadsPerSecond), baseline: '' },
       { metric: 'Temporal workflow starts (no worker), 10 in flight', measured: perSecond(c.workflowStartsPerSecond), baseline: 'one per capture' },
       {
-        metric: 'Temporal start -> 1 signal -> complete, 20 in flight',
+        metric: 'Temporal start -> 1 signal -> complete, 100 in flight',
         measured: perSecond(c.signalWorkflowsPerSecond),
         baseline: `bench's own in-process worker (bundled in ${c.workerStartSeconds.toFixed(1)} s)`,
+      },
+      {
+        metric: 'Temporal delayed start -> signal-with-start -> complete, 100 in flight',
+        measured: perSecond(c.delayedSignalWorkflowsPerSecond),
+        baseline: 'one workflow task per workflow, as payment workflows run',
       },
       { metric: 'API cheapest route (GET /supported), 10 in flight', measured: perSecond(c.httpRequestsPerSecond), baseline: 'Koa + logging + metrics' },
     ],

@@ -13,7 +13,7 @@ import { profileCpuIfAsked } from '../src/observability/cpu-profile.js';
 import { connectStore } from '../src/store/mongo.js';
 import { SecretBox } from '../src/store/secret-box.js';
 import { startStoreWatchdog } from '../src/store/store-watchdog.js';
-import { connectTemporal } from '../src/temporal/client.js';
+import { Client } from '@temporalio/client';
 import { CAPTURE_SWEEPER_WORKFLOW_ID, settlementShardWorkflowId } from '../workflows/definitions.js';
 
 function chainContext(env: Env, logger: Logger): ChainContext {
@@ -58,8 +58,9 @@ async function main() {
   });
   const storeUri = env.MONGODB_URI ?? `mongodb://127.0.0.1:${env.MONGODB_PORT}/`;
   const storeWatchdog = startStoreWatchdog(store, { uri: storeUri, logger, onCommand: countStoreCommand });
-  const temporal = await connectTemporal(env.TEMPORAL_ADDRESS, env.TEMPORAL_NAMESPACE);
   const connection = await NativeConnection.connect({ address: env.TEMPORAL_ADDRESS });
+  // The activities' client (a signal-with-start per settled payment) shares the worker's native connection: no second gRPC stack in JS.
+  const temporal = new Client({ connection, namespace: env.TEMPORAL_NAMESPACE });
   const metrics = workerMetrics(registry);
   // A busy port costs the metrics endpoint, never the worker.
   const metricsServer =
@@ -130,7 +131,7 @@ async function main() {
   metricsServer?.close();
   chain.nonces?.stop();
   storeWatchdog.stop();
-  await Promise.allSettled([store.close(), temporal.connection.close(), connection.close()]);
+  await Promise.allSettled([store.close(), connection.close()]);
 }
 
 main().catch((err: unknown) => {

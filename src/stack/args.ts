@@ -22,9 +22,16 @@ export interface TemporalArgs {
  */
 export const TEMPORAL_SQLITE_PRAGMAS = ['journal_mode=wal', 'synchronous=normal'] as const;
 
+/**
+ * One partition per task queue: the dev server is one node, where the default four partitions only
+ * add forwarding between partitions before a task meets a poller.
+ */
+export const TEMPORAL_DYNAMIC_CONFIG = ['matching.numTaskqueueReadPartitions=1', 'matching.numTaskqueueWritePartitions=1'] as const;
+
 export function temporalArgs(o: TemporalArgs): string[] {
   const args = ['server', 'start-dev', '--ip', LOCALHOST, '--port', String(o.port), '--db-filename', o.dbFile, '--log-level', 'warn'];
   for (const pragma of TEMPORAL_SQLITE_PRAGMAS) args.push('--sqlite-pragma', pragma);
+  for (const value of TEMPORAL_DYNAMIC_CONFIG) args.push('--dynamic-config-value', value);
   if (o.headless) args.push('--headless');
   else if (o.uiPort !== undefined) args.push('--ui-port', String(o.uiPort));
   if (o.namespace !== 'default') args.push('--namespace', o.namespace);
