@@ -4,14 +4,15 @@ import type { AppDeps } from '../api/deps.js';
 import type { BorrowerPrincipal } from '../agents/types.js';
 import { mcpUrl, oauthIssuer } from '../config/env.js';
 import { isUuid } from '../domain/ids.js';
-import { parseScopeString } from '../domain/onboarding.js';
-import { GRANT_ID_CLAIM, grantIsLive } from './grant-check.js';
+import { parseScopeString, type Scope } from '../domain/onboarding.js';
+import { findLiveGrant, GRANT_ID_CLAIM } from './grant-check.js';
 
 /** Small allowance for clock drift between the authorization server and this process. */
 const CLOCK_TOLERANCE_SECONDS = 5;
 
 export type BorrowerAuthResult =
-  | { ok: true; principal: BorrowerPrincipal; authInfo: AuthInfo }
+  /** consentedScopes: what the borrower granted this client for {mcp_url}; the token carries the stage's share of it. */
+  | { ok: true; principal: BorrowerPrincipal; authInfo: AuthInfo; consentedScopes: Scope[] }
   | { ok: false; tokenPresented: boolean; reason: string };
 
 const keySets = new WeakMap<AppDeps['oauthKeys'], JWTVerifyGetKey>();
@@ -61,7 +62,8 @@ export async function authenticateBorrower(deps: AppDeps, authorization: string 
   // A revoked grant takes its access tokens with it at once, not at their expiry.
   const grantId = payload[GRANT_ID_CLAIM];
   if (typeof grantId !== 'string' || grantId === '') return { ok: false, tokenPresented: true, reason: 'grant id missing' };
-  if (!(await grantIsLive(deps.store.db, grantId, deps.nowMs()))) return { ok: false, tokenPresented: true, reason: 'grant revoked or expired' };
+  const grant = await findLiveGrant(deps.store.db, grantId, mcpUrl(deps.env), deps.nowMs());
+  if (!grant) return { ok: false, tokenPresented: true, reason: 'grant revoked or expired' };
   const scopes = parseScopeString(payload.scope);
   const borrowerId = sub.toLowerCase();
   const principal: BorrowerPrincipal = { borrowerId, clientId, scopes, expiresAt: exp };
@@ -73,7 +75,7 @@ export async function authenticateBorrower(deps: AppDeps, authorization: string 
     resource: new URL(mcpUrl(deps.env)),
     extra: { borrowerId, principal },
   };
-  return { ok: true, principal, authInfo };
+  return { ok: true, principal, authInfo, consentedScopes: grant.consentedScopes };
 }
 
 /** The principal the endpoint attached to a tool call's authInfo (undefined if none). */

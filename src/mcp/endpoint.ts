@@ -22,7 +22,7 @@ import {
 } from './http-errors.js';
 import { resourceMetadataUrl } from './metadata.js';
 import { cleanRpcErrors, transportRefusal } from './rpc-answers.js';
-import { findScopeShortfall } from './scope-gate.js';
+import { findScopeShortfall, stepUpScopes } from './scope-gate.js';
 import { createMcpServer } from './server.js';
 
 function parseJson(text: string): unknown {
@@ -90,9 +90,10 @@ function webRequest(ctx: Context, url: string): Request {
 /**
  * `{mcp_url}`: stateless Streamable HTTP. Bearer auth, then the JSON body (64 KiB, 32 levels; a
  * batch may not repeat a request id), then the protocol version header (2024-11-05 to 2025-11-25;
- * another one is -32022 with the list), then the scope gate (403 insufficient_scope names the scopes,
- * so stock clients re-authorise), then a fresh MCP server and transport answer the message(s) with
- * JSON, cleaned of the SDK's own error shapes (rpc-answers.ts).
+ * another one is -32022 with the list), then the scope gate (403 insufficient_scope names the scopes
+ * to request: the tool's with those already granted, so a stock client's re-authorisation loses
+ * none), then a fresh MCP server and transport answer the message(s) with JSON, cleaned of the
+ * SDK's own error shapes (rpc-answers.ts).
  */
 export function mcpEndpoint(deps: AppDeps) {
   const metadataUrl = resourceMetadataUrl(deps.env);
@@ -135,7 +136,8 @@ export function mcpEndpoint(deps: AppDeps) {
         requestId, borrowerId: principal.borrowerId, clientId: principal.clientId, method: 'tools/call', tool: shortfall.tool,
         outcome: 'insufficient_scope', missingScopes: shortfall.missing, latencyMs: Math.round(performance.now() - started),
       });
-      return send(ctx, insufficientScope(metadataUrl, shortfall.tool, shortfall.needed, shortfall.missing, requestId, shortfall.id));
+      const request = stepUpScopes(shortfall.needed, principal.scopes, auth.consentedScopes);
+      return send(ctx, insufficientScope(metadataUrl, { ...shortfall, request }, requestId, shortfall.id));
     }
 
     const record = new CallRecord();

@@ -59,13 +59,22 @@ export function unauthorized(resourceMetadata: string, tokenPresented: boolean, 
   });
 }
 
-/** 403 insufficient_scope (RFC 6750 §3.1): `scope` lists every scope the tool needs. */
-export function insufficientScope(resourceMetadata: string, tool: string, needed: readonly string[], missing: readonly string[], requestId: string, id: string | number | null): McpHttpError {
+/**
+ * 403 insufficient_scope (RFC 6750 §3.1): the challenge's `scope` is what to request (stepUpScopes:
+ * the tool's scopes with those already granted); `data.scope` lists every scope the tool needs.
+ */
+export function insufficientScope(
+  resourceMetadata: string,
+  shortfall: { tool: string; needed: readonly string[]; missing: readonly string[]; request: readonly string[] },
+  requestId: string,
+  id: string | number | null,
+): McpHttpError {
+  const { tool, needed, missing, request } = shortfall;
   const description = `${tool} needs scope ${needed.join(' ')}`;
   return mcpHttpError(403, 'INSUFFICIENT_SCOPE', `This token lacks the scope ${missing.join(' ')} needed by ${tool}. Request it (re-authorise or refresh after onboarding advances) and retry.`, requestId, {
     id,
     headers: {
-      'WWW-Authenticate': bearerChallenge({ error: 'insufficient_scope', scope: needed.join(' '), resource_metadata: resourceMetadata, error_description: description }),
+      'WWW-Authenticate': bearerChallenge({ error: 'insufficient_scope', scope: request.join(' '), resource_metadata: resourceMetadata, error_description: description }),
     },
     data: { oauth_error: 'insufficient_scope', tool, scope: needed.join(' '), missing_scopes: [...missing] },
   });

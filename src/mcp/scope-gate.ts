@@ -1,4 +1,4 @@
-import { missingScopes, TOOL_SCOPES, type Scope, type ToolName } from '../domain/onboarding.js';
+import { missingScopes, SCOPES, TOOL_SCOPES, type Scope, type ToolName } from '../domain/onboarding.js';
 
 export interface ScopeShortfall {
   tool: ToolName;
@@ -32,6 +32,19 @@ export function findScopeShortfall(body: unknown, granted: readonly string[]): S
     }
   }
   return undefined;
+}
+
+/**
+ * The `scope` of a step-up challenge (MCP 2025-11-25, "Runtime Insufficient Scope Errors", the
+ * recommended approach): every scope the call needs together with those already granted, both
+ * the token's and the rest of what the borrower consented to for this client. A client that asks
+ * for exactly this keeps its whole consent in the new grant and refresh token, so each later stage
+ * needs a refresh, not another sign-in; the token endpoint still cuts every access token down to
+ * the stage's scopes (src/auth/oauth/provider.ts), so naming them widens no token.
+ */
+export function stepUpScopes(needed: readonly Scope[], held: readonly Scope[], consented: readonly Scope[]): Scope[] {
+  const all = new Set<Scope>([...needed, ...held, ...consented]);
+  return SCOPES.filter((s) => all.has(s));
 }
 
 /** The tool names of every `tools/call` in a message or batch, by JSON-RPC id (for the call log). */

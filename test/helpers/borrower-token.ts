@@ -5,12 +5,16 @@ import { mcpUrl, oauthIssuer } from '../../src/config/env.js';
 import { GRANT_ID_CLAIM } from '../../src/mcp/grant-check.js';
 import type { World } from './world.js';
 
-/** A grant document in oidc-provider's collection (src/auth/oauth/mongo-adapter.ts layout), valid for a day. */
-export async function storeGrant(w: World, accountId: string, clientId: string): Promise<string> {
+/**
+ * A grant document in oidc-provider's collection (src/auth/oauth/mongo-adapter.ts layout), valid for
+ * a day; `consentedScopes` are granted for the MCP resource as the sign-in page grants them.
+ */
+export async function storeGrant(w: World, accountId: string, clientId: string, consentedScopes: readonly string[] = []): Promise<string> {
   const grantId = `test-grant-${randomUUID()}`;
+  const resources = consentedScopes.length ? { resources: { [mcpUrl(w.cli.env)]: consentedScopes.join(' ') } } : {};
   await w.store.db.collection<Record<string, unknown> & { _id: string }>('oauth_grant').insertOne({
     _id: grantId,
-    payload: JSON.stringify({ kind: 'Grant', jti: grantId, accountId, clientId }),
+    payload: JSON.stringify({ kind: 'Grant', jti: grantId, accountId, clientId, ...resources }),
     expiresAt: new Date(Date.now() + 24 * 3600_000),
     consumed: null,
     grantId: null,
@@ -33,6 +37,8 @@ export interface MintOptions {
   typ?: string;
   /** The grant the token names; default: a fresh grant stored as the authorization server stores one. */
   grantId?: string;
+  /** Scopes the fresh grant holds for the MCP resource (what the borrower consented to); default none. */
+  consentedScopes?: readonly string[];
 }
 
 /**
@@ -47,7 +53,7 @@ export async function mintBorrowerToken(w: World, o: MintOptions): Promise<strin
   const key = await importJWK(jwk, 'ES256');
   const now = Math.floor(Date.now() / 1000);
   const clientId = o.clientId ?? 'test-agent-host';
-  const grantId = o.grantId ?? (await storeGrant(w, o.borrowerId, clientId));
+  const grantId = o.grantId ?? (await storeGrant(w, o.borrowerId, clientId, o.consentedScopes));
   return new SignJWT({ scope: o.scopes.join(' '), client_id: clientId, [GRANT_ID_CLAIM]: grantId })
     .setProtectedHeader({ alg: 'ES256', typ: o.typ ?? 'at+jwt', ...(jwk.kid ? { kid: jwk.kid } : {}) })
     .setIssuer(o.issuer ?? oauthIssuer(env))

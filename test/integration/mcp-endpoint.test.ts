@@ -143,29 +143,43 @@ describe('mcp: endpoint, bearer auth and protected-resource metadata', function 
     }
   });
 
-  it('refuses a tool without its scope with 403 insufficient_scope naming the scope', async function () {
+  it('refuses a tool without its scope with 403 insufficient_scope naming the scope with those already granted', async function () {
     const { borrowerId } = await signedInBorrower(w);
-    const token = await mintBorrowerToken(w, { borrowerId, scopes: ['borrower:token', 'spend:intent:create'] });
+    // The borrower consented to more than this token carries (its stage cuts tokens down).
+    const consentedScopes = ['borrower:token', 'credit:facility:accept', 'agent:key:register', 'repayment:execute'];
+    const token = await mintBorrowerToken(w, { borrowerId, scopes: ['borrower:token', 'spend:intent:create'], consentedScopes });
 
     const res = await postMcp(url, toolCall('accept_credit_facility', { idempotency_key: randomUUID() }, 7), { token });
     assert.equal(res.status, 403);
     const challenge = res.headers.get('www-authenticate') ?? '';
-    assert.match(challenge, /^Bearer error="insufficient_scope", scope="credit:facility:accept", resource_metadata="[^"]+"/);
+    // MCP 2025-11-25: the scope to request is the needed one with every scope already granted, the
+    // token's and the grant's, so re-authorising with exactly it loses nothing.
+    const askFor = 'borrower:token credit:facility:accept agent:key:register spend:intent:create repayment:execute';
+    assert.match(challenge, new RegExp(`^Bearer error="insufficient_scope", scope="${askFor}", resource_metadata="[^"]+"`));
     assert.ok(challenge.includes(`resource_metadata="${prmUrl}"`));
     assert.equal(res.json.id, 7);
     assert.equal(res.json.error.data.code, 'INSUFFICIENT_SCOPE');
-    assert.equal(res.json.error.data.scope, 'credit:facility:accept');
+    assert.equal(res.json.error.data.scope, 'credit:facility:accept', 'data.scope: what the tool needs');
     assert.deepEqual(res.json.error.data.missing_scopes, ['credit:facility:accept']);
     // Exactly what the stock client reads before re-authorising with the wider scope.
     const parsed = extractWWWAuthenticateParams(new Response(null, { status: 403, headers: { 'WWW-Authenticate': challenge } }));
     assert.equal(parsed.error, 'insufficient_scope');
-    assert.equal(parsed.scope, 'credit:facility:accept');
+    assert.equal(parsed.scope, askFor);
     assert.equal(parsed.resourceMetadataUrl?.href, prmUrl);
 
     const prepare = await postMcp(url, toolCall('prepare_x402_payment', { payment_required: 'eyJ9' }), { token });
     assert.equal(prepare.status, 403);
-    assert.ok((prepare.headers.get('www-authenticate') ?? '').includes('scope="spend:intent:create policy:evaluate signing:request"'));
+    assert.ok(
+      (prepare.headers.get('www-authenticate') ?? '').includes('scope="borrower:token credit:facility:accept agent:key:register spend:intent:create policy:evaluate signing:request repayment:execute"'),
+      prepare.headers.get('www-authenticate') ?? '',
+    );
     assert.deepEqual(prepare.json.error.data.missing_scopes, ['policy:evaluate', 'signing:request']);
+
+    // A grant holding nothing more than the token: the challenge is the token's scopes and the needed ones.
+    const narrow = await mintBorrowerToken(w, { borrowerId, scopes: ['borrower:token'] });
+    const claim = await postMcp(url, toolCall('claim_handle', { idempotency_key: randomUUID(), handle: 'alice' }), { token: narrow });
+    assert.equal(claim.status, 403);
+    assert.ok((claim.headers.get('www-authenticate') ?? '').includes('scope="borrower:token handle:claim"'), claim.headers.get('www-authenticate') ?? '');
 
     // A batch is refused when any call in it lacks a scope.
     const batch = await postMcp(url, [toolCall('get_borrower_status', {}, 1), toolCall('execute_repayment', { idempotency_key: randomUUID(), amount: '1' }, 2)], { token });

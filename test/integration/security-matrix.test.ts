@@ -306,7 +306,8 @@ describe('security matrix: every credential against every route and tool', funct
             assert.equal(r.json.error.data.code, 'UNAUTHENTICATED', what);
           } else {
             assert.equal(want.code, 'insufficient_scope');
-            assert.ok(challenge.includes('error="insufficient_scope"') && challenge.includes(`scope="${needed}"`), `${what}: ${challenge}`);
+            // The token holds every other scope: the challenge asks for them with the needed ones (MCP 2025-11-25).
+            assert.ok(challenge.includes('error="insufficient_scope"') && challenge.includes(`scope="${SCOPES.join(' ')}"`), `${what}: ${challenge}`);
             assert.equal(r.json.error.data.code, 'INSUFFICIENT_SCOPE', what);
             assert.equal(r.json.error.data.scope, needed, what);
             assert.equal(r.json.error.data.tool, tool.name, what);

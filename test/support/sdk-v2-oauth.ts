@@ -5,8 +5,11 @@ type Stored<K extends keyof OAuthClientProvider> = OAuthClientProvider[K] extend
 
 /**
  * The smallest OAuthClientProvider an agent host writes for the v2 SDK (@modelcontextprotocol/client):
- * in memory, a public client with a loopback redirect, registered by DCR. Nothing of ours: the SDK
- * chooses `application_type`, `grant_types` and the scope; the host only opens the browser.
+ * in memory, a public client with a loopback redirect. Nothing of ours: the SDK chooses
+ * `application_type`, `grant_types` and the scope; the host only opens the browser. With
+ * `clientMetadataUrl` (an https URL where the host publishes its client metadata document) the SDK
+ * uses that URL as its client_id when the authorization server advertises
+ * `client_id_metadata_document_supported` (CIMD); otherwise it registers itself (DCR).
  */
 export class InMemoryV2OAuthProvider implements OAuthClientProvider {
   #client: Stored<'clientInformation'>;
@@ -14,12 +17,17 @@ export class InMemoryV2OAuthProvider implements OAuthClientProvider {
   #verifier: string | undefined;
   #discovery: Stored<'discoveryState'>;
   #state: string | undefined;
+  readonly clientMetadataUrl: string | undefined;
+  private readonly clientName: string;
 
   constructor(
     readonly redirectUrl: string,
     private readonly openBrowser: (authorizationUrl: URL) => void,
-    private readonly clientName = 'v2 SDK agent host',
-  ) {}
+    opts: { clientName?: string; clientMetadataUrl?: string } = {},
+  ) {
+    this.clientName = opts.clientName ?? 'v2 SDK agent host';
+    this.clientMetadataUrl = opts.clientMetadataUrl;
+  }
 
   get clientMetadata() {
     return { client_name: this.clientName, redirect_uris: [this.redirectUrl], token_endpoint_auth_method: 'none' };

@@ -16,8 +16,8 @@ describe('mcp bearer auth (borrower tokens)', function () {
     privateKey = pair.privateKey;
     const pub = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' };
     // oidc-provider's grant collection: one live grant, one expired; revoked grants are simply gone.
-    const grants = new Map<string, { _id: string; expiresAt: Date | null }>([
-      ['grant-live', { _id: 'grant-live', expiresAt: null }],
+    const grants = new Map<string, { _id: string; expiresAt: Date | null; payload?: string }>([
+      ['grant-live', { _id: 'grant-live', expiresAt: null, payload: JSON.stringify({ resources: { [mcpUrl(env)]: 'borrower:token handle:claim nope:scope', 'https://other.example/mcp': 'repayment:execute' } }) }],
       ['grant-expired', { _id: 'grant-expired', expiresAt: new Date((now - 60) * 1000) }],
     ]);
     const db = { collection: () => ({ findOne: async (f: { _id: string }) => grants.get(f._id) ?? null }) };
@@ -48,6 +48,7 @@ describe('mcp bearer auth (borrower tokens)', function () {
     assert.deepEqual(r.principal, { borrowerId: '0b8f6c4e-3a1d-4c8e-9f00-1234567890ab', clientId: 'host-1', scopes: ['borrower:token', 'credit:facility:accept'], expiresAt: now + 600 });
     assert.equal(r.authInfo.clientId, 'host-1');
     assert.deepEqual(r.authInfo.extra?.borrowerId, '0b8f6c4e-3a1d-4c8e-9f00-1234567890ab');
+    assert.deepEqual(r.consentedScopes, ['borrower:token', 'handle:claim'], 'the grant\'s known scopes for this resource (the step-up challenge names them)');
   });
 
   it('refuses missing, foreign, expired and malformed tokens', async function () {

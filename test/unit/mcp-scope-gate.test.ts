@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { bearerChallenge, insufficientScope, unauthorized } from '../../src/mcp/http-errors.js';
-import { findScopeShortfall } from '../../src/mcp/scope-gate.js';
+import { findScopeShortfall, stepUpScopes } from '../../src/mcp/scope-gate.js';
 
 const call = (name: string, id: number | string = 1) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {} } });
 
@@ -15,6 +15,15 @@ describe('mcp scope gate', function () {
   it('names every scope a tool needs and the ones missing', function () {
     const s = findScopeShortfall(call('prepare_x402_payment', 'a'), ['spend:intent:create']);
     assert.deepEqual(s, { tool: 'prepare_x402_payment', needed: ['spend:intent:create', 'policy:evaluate', 'signing:request'], missing: ['policy:evaluate', 'signing:request'], id: 'a' });
+  });
+
+  it('challenges for the needed scopes with those the token holds and the borrower consented to, in SCOPES order', function () {
+    assert.deepEqual(stepUpScopes(['handle:claim'], ['borrower:token', 'credit:facility:accept'], []), ['borrower:token', 'credit:facility:accept', 'handle:claim']);
+    assert.deepEqual(
+      stepUpScopes(['credit:facility:accept'], ['borrower:token'], ['repayment:execute', 'borrower:token', 'agent:key:register']),
+      ['borrower:token', 'credit:facility:accept', 'agent:key:register', 'repayment:execute'],
+    );
+    assert.deepEqual(stepUpScopes(['policy:evaluate'], [], []), ['policy:evaluate']);
   });
 
   it('checks every call of a batch', function () {
@@ -36,10 +45,13 @@ describe('mcp challenges', function () {
   });
 
   it('puts error, scope and resource_metadata in the insufficient_scope challenge', function () {
-    const e = insufficientScope('http://h/m', 'claim_handle', ['handle:claim'], ['handle:claim'], 'req_1', 3);
+    const e = insufficientScope('http://h/m', { tool: 'claim_handle', needed: ['handle:claim'], missing: ['handle:claim'], request: ['handle:claim'] }, 'req_1', 3);
     assert.equal(e.status, 403);
     assert.match(e.headers['WWW-Authenticate'] ?? '', /^Bearer error="insufficient_scope", scope="handle:claim", resource_metadata="http:\/\/h\/m"/);
     assert.equal(e.body.id, 3);
     assert.equal(e.body.error.data.scope, 'handle:claim');
+    const wider = insufficientScope('http://h/m', { tool: 'claim_handle', needed: ['handle:claim'], missing: ['handle:claim'], request: ['borrower:token', 'handle:claim'] }, 'req_1', 3);
+    assert.match(wider.headers['WWW-Authenticate'] ?? '', /scope="borrower:token handle:claim"/, 'the challenge names what to request');
+    assert.equal(wider.body.error.data.scope, 'handle:claim', 'data.scope: what the tool needs');
   });
 });
