@@ -42,6 +42,7 @@ describe('OAuth: client ID metadata documents (CIMD)', function () {
 
   const publicClient = (name: string) => ({
     client_name: name,
+    application_type: 'native',
     redirect_uris: [catcher.redirectUri],
     grant_types: ['authorization_code', 'refresh_token'],
     response_types: ['code'],
@@ -162,6 +163,9 @@ describe('OAuth: client ID metadata documents (CIMD)', function () {
     await assertRefused(html, 'invalid_client', /not application\/json/);
     const confidential = host.serveDocument('/agents/pkjwt.json', { ...publicClient('Confidential'), token_endpoint_auth_method: 'private_key_jwt', jwks_uri: `${host.origin}/jwks.json` });
     await assertRefused(confidential, 'invalid_client_metadata', /only public clients/);
+    const { application_type: _native, ...webOnLoopback } = publicClient('Web on loopback');
+    const web = host.serveDocument('/agents/web-loopback.json', webOnLoopback);
+    await assertRefused(web, 'invalid_client_metadata', /loopback redirect_uris need "application_type": "native"/);
   });
 
   it('answers the token endpoint with a JSON OAuth error for a client_id whose document cannot be used', async function () {

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { errors, type ClientInstance } from 'oidc-provider';
 import type { Env } from '../../config/env.js';
 import { guardedJsonFetch } from '../../net/guarded-json-fetch.js';
+import { isLoopbackHost } from './redirect-policy.js';
 import { registrationDocumentProblem } from './registration-guard.js';
 
 /**
@@ -31,6 +32,13 @@ export function cimdFetch(env: Env) {
   return guardedJsonFetch({ timeoutMs: CIMD_FETCH_TIMEOUT_MS, maxBytes: CIMD_MAX_BYTES, failureMemoryMs: CIMD_FAILURE_MEMORY_MS, ...(testLoopbackCaPem ? { testLoopbackCaPem } : {}) });
 }
 
+function listsLoopbackRedirect(uris: unknown): boolean {
+  return Array.isArray(uris) && uris.some((u) => {
+    const url = typeof u === 'string' ? URL.parse(u) : null;
+    return url !== null && isLoopbackHost(url.hostname);
+  });
+}
+
 /** The `features.clientIdMetadataDocument` setting. */
 export function cimdFeature(env: Env) {
   return {
@@ -45,8 +53,14 @@ export function cimdFeature(env: Env) {
           `client metadata document: token_endpoint_auth_method "${client.clientAuthMethod}" is not supported; only public clients ("none", with PKCE) may identify by metadata document`,
         );
       }
-      const problem = registrationDocumentProblem(client.metadata());
+      const metadata = client.metadata();
+      const problem = registrationDocumentProblem(metadata);
       if (problem) throw new errors.InvalidClientMetadata(`client metadata document: ${problem}`);
+      // Anyone may present a document's URL: a "web" client on loopback would be re-authorized
+      // silently from an existing session, so loopback redirects are for native apps, which always ask.
+      if (metadata.application_type !== 'native' && listsLoopbackRedirect(metadata.redirect_uris)) {
+        throw new errors.InvalidClientMetadata('client metadata document: loopback redirect_uris need "application_type": "native"');
+      }
       return true;
     },
   };
