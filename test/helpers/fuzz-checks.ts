@@ -89,8 +89,16 @@ const RestErrorBody = z.strictObject({
 });
 export type RestErrorBody = z.infer<typeof RestErrorBody>;
 
+/** Documented departures of one edge from the shared code table (e.g. the borrower pages' 409 INVALID_REQUEST). */
+export interface RestCheckOptions {
+  /** Statuses a code may also answer with. */
+  alsoStatus?: Partial<Record<ErrorCode, readonly number[]>>;
+  /** A cookie session, not a bearer credential: a 401 carries no Bearer challenge. */
+  sessionCookie?: boolean;
+}
+
 /** Never a 5xx; a non-2xx is the error shape with a documented code and its status; a 2xx matches `ok`. */
-export function checkRestAnswer(req: RawRequest, a: RawAnswer, ok: z.ZodType): { code?: ErrorCode; json: unknown } {
+export function checkRestAnswer(req: RawRequest, a: RawAnswer, ok: z.ZodType, opts: RestCheckOptions = {}): { code?: ErrorCode; json: unknown } {
   if (a.status >= 500) fail(`5xx answer`, req, a);
   if (LEAK.test(a.text)) fail('internal text in the answer', req, a);
   const parsed = parseJson(a.text);
@@ -103,11 +111,11 @@ export function checkRestAnswer(req: RawRequest, a: RawAnswer, ok: z.ZodType): {
   const e = RestErrorBody.safeParse(parsed.value);
   if (!e.success) fail(`non-2xx body is not the error shape: ${e.error.message}`, req, a);
   const { code, requestId } = e.data.error;
-  if (ERROR_STATUS[code] !== a.status) fail(`code ${code} answered with status ${a.status}`, req, a);
+  if (ERROR_STATUS[code] !== a.status && !opts.alsoStatus?.[code]?.includes(a.status)) fail(`code ${code} answered with status ${a.status}`, req, a);
   if (a.headers.get('x-request-id') !== requestId) fail('requestId differs from X-Request-Id', req, a);
   if (!(a.headers.get('content-type') ?? '').startsWith('application/json')) fail('error answer is not application/json', req, a);
   if (code === 'RATE_LIMITED' && !a.headers.get('retry-after')) fail('429 without Retry-After', req, a);
-  if (code === 'UNAUTHENTICATED' && !(a.headers.get('www-authenticate') ?? '').startsWith('Bearer')) fail('401 without WWW-Authenticate: Bearer', req, a);
+  if (code === 'UNAUTHENTICATED' && !opts.sessionCookie && !(a.headers.get('www-authenticate') ?? '').startsWith('Bearer')) fail('401 without WWW-Authenticate: Bearer', req, a);
   if (code === 'PAYMENT_REJECTED' && !e.data.error.invalidReason) fail('422 without invalidReason', req, a);
   return { code, json: parsed.value };
 }
@@ -242,4 +250,66 @@ export class Tally {
   toString(): string {
     return [...this.counts.entries()].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k}=${n}`).join(' ');
   }
+}
+
+// ---------------------------------------------------------------- OAuth (oidc-provider's own edges)
+
+/** The OAuth error codes an answer may carry; server_error is never a client's mistake. */
+const OAUTH_ERRORS = new Set([
+  'invalid_request', 'invalid_client', 'invalid_client_metadata', 'invalid_redirect_uri', 'invalid_scope', 'invalid_target', 'invalid_grant',
+  'unauthorized_client', 'unsupported_response_type', 'unsupported_response_mode', 'access_denied', 'rate_limited', 'temporarily_unavailable',
+  'request_not_supported', 'request_uri_not_supported', 'registration_not_supported', 'invalid_request_object', 'login_required', 'consent_required',
+]);
+
+const OAuthJsonError = z.looseObject({ error: z.string(), error_description: z.string().min(1) });
+
+/** A JSON OAuth answer (RFC 6749 §5.2, RFC 7591 §3.2.2): a 2xx matches `ok`; otherwise a 4xx `{error, error_description}`. */
+export function checkOAuthJsonAnswer(req: RawRequest, a: RawAnswer, ok: z.ZodType): { error?: string; json: unknown } {
+  if (a.status >= 500) fail('5xx answer', req, a);
+  if (LEAK.test(a.text)) fail('internal text in the answer', req, a);
+  const parsed = parseJson(a.text);
+  if (!parsed.ok) fail('answer is not JSON', req, a);
+  if (a.status >= 200 && a.status < 300) {
+    const r = ok.safeParse(parsed.value);
+    if (!r.success) fail(`2xx body does not match its schema: ${r.error.message}`, req, a);
+    return { json: parsed.value };
+  }
+  const e = OAuthJsonError.safeParse(parsed.value);
+  if (!e.success) fail(`non-2xx body is not an OAuth error: ${e.error.message}`, req, a);
+  if (!OAUTH_ERRORS.has(e.data.error)) fail(`unknown OAuth error ${e.data.error}`, req, a);
+  if (!(a.headers.get('content-type') ?? '').startsWith('application/json')) fail('error answer is not application/json', req, a);
+  if (a.status === 429 && !a.headers.get('retry-after')) fail('429 without Retry-After', req, a);
+  return { error: e.data.error, json: parsed.value };
+}
+
+/**
+ * An answer of the authorization endpoint: a redirect to our sign-in (an interaction) or, with
+ * an error, to a redirect URI the client registered; otherwise an error page naming the OAuth
+ * error. Never a redirect anywhere else. Returns the outcome: 'interaction', 'redirect:<error>' or 'page:<error>'.
+ */
+export function checkAuthorizationAnswer(req: RawRequest, a: RawAnswer, opts: { origin: string; registeredRedirects: readonly string[] }): string {
+  if (a.status >= 500) fail('5xx answer', req, a);
+  if (LEAK.test(a.text)) fail('internal text in the answer', req, a);
+  if (a.status >= 300 && a.status < 400) {
+    const location = a.headers.get('location');
+    if (!location) fail('redirect without Location', req, a);
+    const to = URL.parse(location, opts.origin);
+    if (!to) fail('unparseable Location', req, a);
+    if (to.origin === opts.origin && to.pathname.startsWith('/oauth/interaction/')) return 'interaction';
+    const target = `${to.origin}${to.pathname}`;
+    if (!opts.registeredRedirects.includes(target)) fail(`redirect to ${location}, not a registered redirect URI`, req, a);
+    // response_mode fragment (e.g. response_type=token) carries the error after '#'.
+    const error = to.searchParams.get('error') ?? new URLSearchParams(to.hash.slice(1)).get('error');
+    if (!error || !OAUTH_ERRORS.has(error)) fail(`redirect to the client without a known OAuth error: ${location}`, req, a);
+    return `redirect:${error}`;
+  }
+  if (a.status === 429) {
+    if (!a.headers.get('retry-after')) fail('429 without Retry-After', req, a);
+    return '429';
+  }
+  if (a.status !== 400) fail(`unexpected status ${a.status}`, req, a);
+  if (!(a.headers.get('content-type') ?? '').startsWith('text/html')) fail('error page is not text/html', req, a);
+  const error = /<p class="error">([a-z_]+): /.exec(a.text)?.[1];
+  if (!error || !OAUTH_ERRORS.has(error)) fail('error page names no known OAuth error', req, a);
+  return `page:${error}`;
 }
