@@ -4,6 +4,7 @@ import { scopesForStage, type OnboardingStage, type Scope } from '../domain/onbo
 import { changeBorrower } from '../store/borrower-changes.js';
 import { listOpenSigningRequests } from '../store/signing-requests.js';
 import { ensureOperationalAgent, listBorrowerAgentKeys, listOperationalAgents } from '../store/operational-agents.js';
+import { agentKeyView, creditView } from './borrower-views.js';
 import { loadBorrower, NEXT_STEP, stageOf, signingUrl, walletOf } from './context.js';
 import { ToolError } from './errors.js';
 import { idempotentToolCall } from './idempotency.js';
@@ -82,7 +83,6 @@ export async function getBorrowerStatus(deps: AppDeps, p: BorrowerPrincipal, inp
   const stage = workflowState?.stage ?? stageOf(b);
   const shown = args.operational_agent_id ? agents.filter((a) => a._id === args.operational_agent_id) : agents;
   if (args.operational_agent_id && shown.length === 0) throw new ToolError('NOT_FOUND', 'no such operational agent for this borrower');
-  const held = Object.values(b.holds ?? {}).reduce((sum, v) => sum + v, 0);
   return {
     borrower_id: b._id,
     stage,
@@ -91,26 +91,14 @@ export async function getBorrowerStatus(deps: AppDeps, p: BorrowerPrincipal, inp
     scopes_unlocked: scopesForStage(stage),
     token_scopes: p.scopes,
     credit: {
-      limit: String(b.creditLimit),
-      available: String(b.available),
-      held: String(held),
-      debt: String(b.debt),
+      ...creditView(b),
       asset: deps.settlement.asset,
       network: deps.settlement.network,
     },
     operational_agents: shown.map((a) => ({
       operational_agent_id: a._id,
       label: a.label ?? null,
-      agent_keys: keys
-        .filter((k) => k.operationalAgentId === a._id)
-        .map((k) => ({
-          key_id: k._id,
-          public_key: k.publicKey,
-          status: k.status,
-          per_payment_limit: k.grant?.perPaymentLimit ?? null,
-          daily_limit: k.grant?.dailyLimit ?? null,
-          expires_at: k.grant?.expiresAt ?? null,
-        })),
+      agent_keys: keys.filter((k) => k.operationalAgentId === a._id).map(agentKeyView),
     })),
     pending_signatures: pending.map((r) => ({
       signing_request_id: r._id,

@@ -6,6 +6,7 @@ import type { AgentKeyDoc, BorrowerDoc } from '../store/documents.js';
 import { findMerchant } from '../store/merchants.js';
 import { listBorrowerAgentKeys, listOperationalAgents } from '../store/operational-agents.js';
 import { findSpendIntent } from '../store/spend-intents.js';
+import { agentKeyView, creditView } from '../agents/borrower-views.js';
 import type { BorrowerSession } from './session.js';
 
 /** How many open holds and recent payments the page lists. */
@@ -88,12 +89,7 @@ export async function accountView(deps: AppDeps, s: BorrowerSession): Promise<Ac
     stage: b.stage ?? null,
     suspended: b.suspended ? { at: b.suspended.at.toISOString(), reason: b.suspended.reason } : null,
     asset: { address: deps.settlement.asset, name: deps.settlement.assetName, decimals: deps.settlement.assetDecimals, network: deps.settlement.network },
-    credit: {
-      limit: String(b.creditLimit),
-      available: String(b.available),
-      held: String(Object.values(b.holds ?? {}).reduce((sum, v) => sum + v, 0)),
-      debt: String(b.debt),
-    },
+    credit: creditView(b),
     operational_agents: agents.map((a) => ({
       operational_agent_id: a._id,
       label: a.label ?? null,
@@ -101,16 +97,7 @@ export async function accountView(deps: AppDeps, s: BorrowerSession): Promise<Ac
       revoked_at: a.revokedAt?.toISOString() ?? null,
       agent_keys: keys
         .filter((k) => k.operationalAgentId === a._id)
-        .map((k) => ({
-          key_id: k._id,
-          public_key: k.publicKey,
-          status: k.status,
-          revoked_at: k.revokedAt?.toISOString() ?? null,
-          per_payment_limit: k.grant?.perPaymentLimit ?? null,
-          daily_limit: k.grant?.dailyLimit ?? null,
-          expires_at: k.grant?.expiresAt ?? null,
-          spent_today: String(spent.get(k._id) ?? 0),
-        })),
+        .map((k) => ({ ...agentKeyView(k), revoked_at: k.revokedAt?.toISOString() ?? null, spent_today: String(spent.get(k._id) ?? 0) })),
     })),
     holds,
     recent_payments: await Promise.all(

@@ -97,18 +97,23 @@ export interface RestCheckOptions {
   sessionCookie?: boolean;
 }
 
-/** Never a 5xx; a non-2xx is the error shape with a documented code and its status; a 2xx matches `ok`. */
-export function checkRestAnswer(req: RawRequest, a: RawAnswer, ok: z.ZodType, opts: RestCheckOptions = {}): { code?: ErrorCode; json: unknown } {
-  if (a.status >= 500) fail(`5xx answer`, req, a);
+/** What every JSON edge answers: never a 5xx, no internal text, JSON; `success` when it is a 2xx matching `ok`. */
+function checkJsonAnswer(req: RawRequest, a: RawAnswer, ok: z.ZodType): { success: boolean; json: unknown } {
+  if (a.status >= 500) fail('5xx answer', req, a);
   if (LEAK.test(a.text)) fail('internal text in the answer', req, a);
   const parsed = parseJson(a.text);
   if (!parsed.ok) fail('answer is not JSON', req, a);
-  if (a.status >= 200 && a.status < 300) {
-    const r = ok.safeParse(parsed.value);
-    if (!r.success) fail(`2xx body does not match its schema: ${r.error.message}`, req, a);
-    return { json: parsed.value };
-  }
-  const e = RestErrorBody.safeParse(parsed.value);
+  if (a.status < 200 || a.status >= 300) return { success: false, json: parsed.value };
+  const r = ok.safeParse(parsed.value);
+  if (!r.success) fail(`2xx body does not match its schema: ${r.error.message}`, req, a);
+  return { success: true, json: parsed.value };
+}
+
+/** Never a 5xx; a non-2xx is the error shape with a documented code and its status; a 2xx matches `ok`. */
+export function checkRestAnswer(req: RawRequest, a: RawAnswer, ok: z.ZodType, opts: RestCheckOptions = {}): { code?: ErrorCode; json: unknown } {
+  const body = checkJsonAnswer(req, a, ok);
+  if (body.success) return { json: body.json };
+  const e = RestErrorBody.safeParse(body.json);
   if (!e.success) fail(`non-2xx body is not the error shape: ${e.error.message}`, req, a);
   const { code, requestId } = e.data.error;
   if (ERROR_STATUS[code] !== a.status && !opts.alsoStatus?.[code]?.includes(a.status)) fail(`code ${code} answered with status ${a.status}`, req, a);
@@ -117,7 +122,7 @@ export function checkRestAnswer(req: RawRequest, a: RawAnswer, ok: z.ZodType, op
   if (code === 'RATE_LIMITED' && !a.headers.get('retry-after')) fail('429 without Retry-After', req, a);
   if (code === 'UNAUTHENTICATED' && !opts.sessionCookie && !(a.headers.get('www-authenticate') ?? '').startsWith('Bearer')) fail('401 without WWW-Authenticate: Bearer', req, a);
   if (code === 'PAYMENT_REJECTED' && !e.data.error.invalidReason) fail('422 without invalidReason', req, a);
-  return { code, json: parsed.value };
+  return { code, json: body.json };
 }
 
 // ---------------------------------------------------------------- MCP
@@ -265,21 +270,14 @@ const OAuthJsonError = z.looseObject({ error: z.string(), error_description: z.s
 
 /** A JSON OAuth answer (RFC 6749 §5.2, RFC 7591 §3.2.2): a 2xx matches `ok`; otherwise a 4xx `{error, error_description}`. */
 export function checkOAuthJsonAnswer(req: RawRequest, a: RawAnswer, ok: z.ZodType): { error?: string; json: unknown } {
-  if (a.status >= 500) fail('5xx answer', req, a);
-  if (LEAK.test(a.text)) fail('internal text in the answer', req, a);
-  const parsed = parseJson(a.text);
-  if (!parsed.ok) fail('answer is not JSON', req, a);
-  if (a.status >= 200 && a.status < 300) {
-    const r = ok.safeParse(parsed.value);
-    if (!r.success) fail(`2xx body does not match its schema: ${r.error.message}`, req, a);
-    return { json: parsed.value };
-  }
-  const e = OAuthJsonError.safeParse(parsed.value);
+  const body = checkJsonAnswer(req, a, ok);
+  if (body.success) return { json: body.json };
+  const e = OAuthJsonError.safeParse(body.json);
   if (!e.success) fail(`non-2xx body is not an OAuth error: ${e.error.message}`, req, a);
   if (!OAUTH_ERRORS.has(e.data.error)) fail(`unknown OAuth error ${e.data.error}`, req, a);
   if (!(a.headers.get('content-type') ?? '').startsWith('application/json')) fail('error answer is not application/json', req, a);
   if (a.status === 429 && !a.headers.get('retry-after')) fail('429 without Retry-After', req, a);
-  return { error: e.data.error, json: parsed.value };
+  return { error: e.data.error, json: body.json };
 }
 
 /**
