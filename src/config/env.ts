@@ -61,6 +61,8 @@ export const EnvSchema = z.object({
   MONGODB_URI: optionalString,
   MONGODB_PORT: intFromEnv(27017, 1),
   MONGODB_DB: z.string().default('credit_facilitator'),
+  /** The embedded FerretDB's SQLite `synchronous`: `normal` (no fsync per commit) or `full` (src/stack/args.ts). */
+  FERRETDB_SQLITE_SYNCHRONOUS: z.enum(['normal', 'full']).default('normal'),
 
   RPC_URL: optionalString,
   ANVIL_PORT: intFromEnv(8545, 1),

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { anvilArgs, ferretdbArgs, LOCALHOST, localMongoUri, mongodArgs, temporalArgs } from './args.js';
+import { anvilArgs, embeddedGoEnv, type SqliteSynchronous, ferretdbArgs, LOCALHOST, localMongoUri, mongodArgs, temporalArgs } from './args.js';
 import { assertPortFree, portOpen, spawnManaged, waitForPort, waitUntil, type ExitInfo, type ManagedProcess, type SpawnOptions } from './processes.js';
 import { chainId, mongoPing, temporalReady } from './probes.js';
 import { resolveAnvil, resolveFerretdbLauncher, resolveMongod, resolveTemporal } from './tools.js';
@@ -8,7 +8,7 @@ import { resolveAnvil, resolveFerretdbLauncher, resolveMongod, resolveTemporal }
 export interface InfraOptions {
   dataDir: string;
   temporal: { port: number; uiPort?: number; headless?: boolean; namespace: string; cliPath?: string | undefined };
-  mongo: { uri?: string | undefined; port: number };
+  mongo: { uri?: string | undefined; port: number; synchronous?: SqliteSynchronous };
   chain: { rpcUrl?: string | undefined; port: number; chainId: number; stateIntervalSeconds?: number };
   /** Children's output goes to <dataDir>/logs/<name>.log instead of the terminal. */
   quiet?: boolean;
@@ -93,6 +93,7 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
     name: 'temporal',
     command: temporalBin,
     args: temporalArgs({ ...opts.temporal, headless, uiPort, dbFile: join(dataDir, 'temporal.db') }),
+    env: embeddedGoEnv(),
   };
   const temporalAnswers = (temporal: ManagedProcess, waitSignal: AbortSignal | undefined) =>
     waitForPort(LOCALHOST, opts.temporal.port, { proc: temporal, timeoutMs, signal: waitSignal, what: 'the Temporal frontend' }).then(() =>
@@ -107,7 +108,7 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
   const storeSpec: SpawnOptions | undefined = mongod
     ? { name: 'mongod', command: mongod, args: mongodArgs({ port: opts.mongo.port, dbPath: join(dataDir, 'mongo') }) }
     : ferretdb
-      ? { name: 'ferretdb', command: ferretdb, args: ferretdbArgs({ port: opts.mongo.port, dataDir: join(dataDir, 'ferretdb') }) }
+      ? { name: 'ferretdb', command: ferretdb, args: ferretdbArgs({ port: opts.mongo.port, dataDir: join(dataDir, 'ferretdb'), synchronous: opts.mongo.synchronous }), env: embeddedGoEnv() }
       : undefined;
   const storeAnswers = (store: ManagedProcess | undefined, waitSignal: AbortSignal | undefined) =>
     waitUntil(() => mongoPing(mongoUri), { what: `MongoDB ping (${mongoKind})`, proc: store, timeoutMs, intervalMs: 300, signal: waitSignal });

@@ -102,7 +102,7 @@ export async function startStack(options: StackOptions = {}): Promise<StackHandl
       namespace: config.TEMPORAL_NAMESPACE,
       cliPath: config.TEMPORAL_CLI_PATH,
     },
-    mongo: { uri: config.MONGODB_URI, port: config.MONGODB_PORT },
+    mongo: { uri: config.MONGODB_URI, port: config.MONGODB_PORT, synchronous: config.FERRETDB_SQLITE_SYNCHRONOUS },
     chain: { rpcUrl: config.RPC_URL, port: config.ANVIL_PORT, chainId: config.CHAIN_ID },
     quiet: options.quiet ?? false,
     log,

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { anvilArgs, ferretdbArgs, mongodArgs, parseHostPort, redactUri, temporalArgs } from '../../src/stack/args.js';
+import { anvilArgs, embeddedGoEnv, ferretdbArgs, mongodArgs, parseHostPort, redactUri, temporalArgs } from '../../src/stack/args.js';
 import { goCommand } from '../../src/stack/gobuild.js';
 import { withFileLock } from '../../src/stack/lock.js';
 import { freePort, spawnManaged, waitForPort } from '../../src/stack/processes.js';
@@ -71,6 +71,14 @@ describe('stack tools', () => {
     assert.ok(a.includes('--state') && a.includes('--silent'));
     assert.deepEqual(mongodArgs({ port: 1, dbPath: '/m' }).slice(0, 4), ['--dbpath', '/m', '--bind_ip', '127.0.0.1']);
     assert.deepEqual(ferretdbArgs({ port: 27017, dataDir: '/f' }).slice(0, 4), ['-listen', '127.0.0.1:27017', '-data-dir', '/f']);
+    assert.deepEqual(ferretdbArgs({ port: 1, dataDir: '/f' }).slice(-2), ['-synchronous', 'normal']);
+    assert.deepEqual(ferretdbArgs({ port: 1, dataDir: '/f', synchronous: 'full' }).slice(-2), ['-synchronous', 'full']);
+  });
+
+  it('runs the embedded Go servers at GOGC=400 unless the operator set GOGC', () => {
+    assert.equal(embeddedGoEnv({ PATH: '/bin' }).GOGC, '400');
+    assert.equal(embeddedGoEnv({ PATH: '/bin' }).PATH, '/bin');
+    assert.equal(embeddedGoEnv({ GOGC: '100' }).GOGC, '100');
   });
 
   it('parses addresses and hides credentials', () => {

@@ -26,7 +26,13 @@ func main() {
 	listen := flag.String("listen", "127.0.0.1:27017", "TCP address to listen on")
 	dataDir := flag.String("data-dir", "data/ferretdb", "directory for the SQLite files")
 	logLevel := flag.String("log-level", "warn", "debug, info, warn or error")
+	synchronous := flag.String("synchronous", "normal", "SQLite synchronous: normal (WAL, fsync at checkpoints) or full (fsync per commit)")
 	flag.Parse()
+	servePprofIfAsked()
+	if *synchronous != "normal" && *synchronous != "full" {
+		fmt.Fprintf(os.Stderr, "ferretdb-launcher: -synchronous must be normal or full, got %q\n", *synchronous)
+		os.Exit(2)
+	}
 
 	if err := os.MkdirAll(*dataDir, 0o700); err != nil {
 		fmt.Fprintf(os.Stderr, "ferretdb-launcher: cannot create data dir: %v\n", err)
@@ -54,12 +60,12 @@ func main() {
 	}
 
 	f, err := ferretdb.New(&ferretdb.Config{
-		Listener:  ferretdb.ListenerConfig{Unix: socket},
-		Logger:    logger,
-		Handler:   "sqlite",
+		Listener: ferretdb.ListenerConfig{Unix: socket},
+		Logger:   logger,
+		Handler:  "sqlite",
 		// BEGIN IMMEDIATE: a writer waits (busy_timeout) for the write lock instead of failing with
 		// SQLITE_BUSY when its read transaction cannot be upgraded under concurrent writes.
-		SQLiteURL: "file:" + abs + "/?_txlock=immediate",
+		SQLiteURL: "file:" + abs + "/?_txlock=immediate&_pragma=synchronous(" + *synchronous + ")",
 	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ferretdb-launcher: %v\n", err)
