@@ -6,6 +6,10 @@ import type { PaymentOutcome, PaymentState } from '../src/domain/payment.js';
 export const BATCHER_WORKFLOW_ID = 'settlement-batcher';
 export const settlementShardWorkflowId = (shard: number): string => `settlement-shard-${shard}`;
 export const CAPTURE_SWEEPER_WORKFLOW_ID = 'capture-sweeper';
+/** The payment workflow type new captures start; `paymentWorkflow` executions of older releases still finish. */
+export const PAYMENT_WORKFLOW_TYPE = 'paymentWorkflowV2';
+/** Every payment workflow type, for visibility queries. */
+export const PAYMENT_WORKFLOW_TYPES = ['paymentWorkflowV2', 'paymentWorkflow'] as const;
 
 export interface PaymentWorkflowInput {
   paymentId: string;

@@ -1,4 +1,4 @@
-export { paymentWorkflow } from './payment.js';
+export { paymentWorkflow, paymentWorkflowV2 } from './payment.js';
 export { batcherWorkflow } from './batcher.js';
 export { onboardingWorkflow } from './onboarding.js';
 export { spendIntentWorkflow } from './spend-intent.js';

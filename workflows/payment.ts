@@ -13,13 +13,26 @@ const { enqueuePayment } = proxyLocalActivities<ShardActivities>({
 export const LEAN_SETTLEMENT_PATCH = 'lean-settlement-shards';
 
 /**
- * One payment from capture to a terminal state. Its settlement shard settles it and, once the
- * batch ends, sends it one signal with the outcome (the shard has already written the store
- * projection and booked the credit for the whole batch). Nothing else happens per payment here:
- * no activities, no timers, so a payment costs one start and two workflow tasks.
+ * One payment from capture to a terminal state (the type this code starts, PAYMENT_WORKFLOW_TYPE).
+ * Its settlement shard settles it and, once the batch ends, sends it one signal with the outcome
+ * (the shard has already written the store projection and booked the credit for the whole batch).
+ * Nothing else happens per payment here: no activities, no timers, no patch marker, so a payment
+ * costs one start, one workflow task and seven history events.
+ */
+export async function paymentWorkflowV2(input: PaymentWorkflowInput): Promise<PaymentState> {
+  return leanPaymentFlow(input);
+}
+
+/**
+ * The type releases before paymentWorkflowV2 started. Kept, unchanged, so payments they started
+ * finish: a shard's signal-with-start of the new type reaches a running execution of this one.
  */
 export async function paymentWorkflow(input: PaymentWorkflowInput): Promise<PaymentState> {
   if (!patched(LEAN_SETTLEMENT_PATCH)) return legacyPaymentFlow(input);
+  return leanPaymentFlow(input);
+}
+
+async function leanPaymentFlow(input: PaymentWorkflowInput): Promise<PaymentState> {
   let state = initialPaymentState();
   setHandler(paymentStatusQuery, () => state);
   setHandler(paymentSettledSignal, (outcome) => {

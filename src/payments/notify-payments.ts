@@ -1,7 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { PaymentOutcome } from '../domain/payment.js';
 import type { SettlementQueueDoc } from '../store/documents.js';
-import { paymentSettledSignal, type PaymentWorkflowInput } from '../../workflows/definitions.js';
+import { PAYMENT_WORKFLOW_TYPE, paymentSettledSignal, type PaymentWorkflowInput } from '../../workflows/definitions.js';
 import { paymentWorkflowStartOptions } from './start-workflow.js';
 
 const IN_FLIGHT = 32;
@@ -24,6 +24,8 @@ export async function notifyPayments(client: Client, taskQueue: string, entries:
  * Signal-with-start, not a plain signal: a payment workflow started with its first task delayed
  * only runs when a signal-with-start reaches it (a plain signal waits for the delay to end). It
  * also starts the workflow when its start was lost; a closed one (a repeated notice) is left alone.
+ * A running execution of an older payment workflow type gets the signal all the same: the server
+ * matches a running workflow by id, whatever its type.
  */
 export async function notifyOne(client: Client, taskQueue: string, e: SettlementQueueDoc, outcome: PaymentOutcome): Promise<void> {
   const input: PaymentWorkflowInput = {
@@ -37,7 +39,7 @@ export async function notifyOne(client: Client, taskQueue: string, e: Settlement
     queued: true,
   };
   try {
-    await client.workflow.signalWithStart('paymentWorkflow', {
+    await client.workflow.signalWithStart(PAYMENT_WORKFLOW_TYPE, {
       ...paymentWorkflowStartOptions(taskQueue, input),
       signal: paymentSettledSignal,
       signalArgs: [outcome],

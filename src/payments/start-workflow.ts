@@ -1,5 +1,5 @@
 import { WorkflowExecutionAlreadyStartedError, type Client, type WorkflowStartOptions } from '@temporalio/client';
-import type { PaymentWorkflowInput } from '../../workflows/definitions.js';
+import { PAYMENT_WORKFLOW_TYPE, type PaymentWorkflowInput } from '../../workflows/definitions.js';
 import { BorrowerIdKey, MerchantIdKey, PaymentStatusKey } from '../temporal/search-attributes.js';
 
 /** How a payment workflow is started, by the API after capture or by its shard if that start was lost. */
@@ -28,7 +28,7 @@ export const PAYMENT_FIRST_TASK_DELAY = '1 day';
 /** Starts the payment workflow keyed by paymentId. A second start of the same payment is a no-op. */
 export async function startPaymentWorkflow(client: Client, taskQueue: string, input: PaymentWorkflowInput): Promise<void> {
   try {
-    await client.workflow.start('paymentWorkflow', {
+    await client.workflow.start(PAYMENT_WORKFLOW_TYPE, {
       ...paymentWorkflowStartOptions(taskQueue, input),
       workflowIdConflictPolicy: 'USE_EXISTING',
       startDelay: PAYMENT_FIRST_TASK_DELAY,

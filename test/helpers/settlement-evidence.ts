@@ -1,4 +1,5 @@
 import { uuidToBytes32 } from '../../src/domain/ids.js';
+import { PAYMENT_WORKFLOW_TYPES } from '../../workflows/definitions.js';
 import { paymentSettledEvent, type World } from './world.js';
 
 /** Every PaymentSettled log on the settlement contract since deployment for this payment or merchant. */
@@ -18,6 +19,6 @@ export async function settledEvents(w: World, filter: { paymentId?: string; merc
 /** The payment workflows Temporal knows for a merchant (by the MerchantId search attribute). */
 export async function paymentWorkflowsOf(w: World, merchantId: string) {
   const out = [];
-  for await (const wf of w.temporal.workflow.list({ query: `WorkflowType = 'paymentWorkflow' AND MerchantId = '${merchantId}'` })) out.push(wf);
+  for await (const wf of w.temporal.workflow.list({ query: `(${PAYMENT_WORKFLOW_TYPES.map((t) => `WorkflowType = '${t}'`).join(' OR ')}) AND MerchantId = '${merchantId}'` })) out.push(wf);
   return out;
 }
