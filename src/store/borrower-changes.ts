@@ -1,7 +1,6 @@
 import type { Collections } from './collections.js';
 import type { BorrowerDoc } from './documents.js';
-import { withFencedDocument } from './fencing.js';
-import type { LeaseOptions } from './lease-lock.js';
+import { inTurn, LeaseBusy } from './lease-lock.js';
 
 export type BorrowerChange = Partial<Omit<BorrowerDoc, '_id' | 'createdAt' | 'updatedAt' | 'fence'>>;
 
@@ -11,29 +10,46 @@ export interface BorrowerDecision<R> {
   change?: BorrowerChange;
 }
 
+/** How long a change keeps retrying a borrower that other writers keep changing before it answers "busy, retry". */
+const WAIT_MS = 8_000;
+const FIRST_BACKOFF_MS = 2;
+const MAX_BACKOFF_MS = 40;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
 /**
- * The one way to change an existing borrower document: under the borrower's lease lock, read it
- * by _id, let `decide` compute the change in JS, write the changed fields by _id. Every writer
- * goes through here because FerretDB v1 writes the whole document on any update: even a plain
- * $set of `stage` outside the lock could put back an `available` a concurrent hold just lowered.
- * The write is fenced: a holder that stalled past its lease throws FencedOut and writes nothing.
+ * The one way to change an existing borrower document: read it by _id, let `decide` compute the
+ * change in JS, and write the changed fields only if nobody wrote in between: the write's filter
+ * is `{_id, fence: <the version read>}` and it increments `fence`. A lost race reads again and
+ * decides again. Two commands per change (a lease took four: lock, stamp, write, unlock), so a
+ * settled batch books each borrower with one read and one write.
+ *
+ * Every writer goes through here because FerretDB v1 writes the whole document on any update: a
+ * plain $set of `stage` elsewhere could put back an `available` a concurrent hold just lowered.
+ * The launcher resolves the `_id` + equality filter under its write lock
+ * (tools/ferretdb/idfilter.go); MongoDB does it natively. Writers of the lease-based release
+ * stamp and match the same `fence`, so during a rolling deploy the two kinds refuse each other's
+ * stale writes instead of losing one. Writers in one process take turns per borrower, so only
+ * writers in different processes ever race.
  */
-export function changeBorrower<R>(
-  c: Collections,
-  borrowerId: string,
-  decide: (b: BorrowerDoc | null) => BorrowerDecision<R>,
-  lease?: LeaseOptions,
-): Promise<R> {
-  return withFencedDocument(
-    c,
-    c.borrowers,
-    borrowerId,
-    `borrower:${borrowerId}`,
-    async (b, write) => {
+export function changeBorrower<R>(c: Collections, borrowerId: string, decide: (b: BorrowerDoc | null) => BorrowerDecision<R>): Promise<R> {
+  const key = `borrower:${borrowerId}`;
+  const deadline = Date.now() + WAIT_MS;
+  return inTurn(key, deadline, async () => {
+    let backoff = FIRST_BACKOFF_MS;
+    for (;;) {
+      const b = await c.borrowers.findOne({ _id: borrowerId });
       const { result, change } = decide(b);
-      if (b && change && Object.keys(change).length > 0) await write.update({ $set: { ...change, updatedAt: new Date() } });
-      return result;
-    },
-    lease,
-  );
+      if (!b || !change || Object.keys(change).length === 0) return result;
+      if (b.fence === undefined) {
+        // A document no writer has versioned yet: give it a version first (an atomic $inc by _id).
+        await c.borrowers.updateOne({ _id: borrowerId }, { $inc: { fence: 1 } });
+        continue;
+      }
+      const written = await c.borrowers.updateOne({ _id: borrowerId, fence: b.fence }, { $set: { ...change, updatedAt: new Date() }, $inc: { fence: 1 } });
+      if (written.matchedCount === 1) return result;
+      if (Date.now() >= deadline) throw new LeaseBusy(key);
+      await sleep(backoff * (0.5 + Math.random()));
+      backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+    }
+  });
 }

@@ -50,11 +50,12 @@ export async function withLease<T>(c: Collections, key: string, work: () => Prom
 
 /**
  * Waiters of one process queue here per key, so only the first of them polls the store and the
- * next one starts the moment the lease is released instead of after a backoff sleep.
+ * next one starts the moment the lease is released instead of after a backoff sleep. Also used
+ * alone by writers that need no lease (borrower-changes.ts): one in-process writer per key at a time.
  */
 const turns = new Map<string, Promise<void>>();
 
-async function inTurn<T>(key: string, deadline: number, work: () => Promise<T>): Promise<T> {
+export async function inTurn<T>(key: string, deadline: number, work: () => Promise<T>): Promise<T> {
   const before = turns.get(key) ?? Promise.resolve();
   let done!: () => void;
   const mine = new Promise<void>((r) => (done = r));
