@@ -53,23 +53,12 @@ export class CaptureAdmission {
     return this.limit;
   }
 
-  /**
-   * The answer a capture arriving now would get if it must be shed, counted as shed; null when it
-   * would be admitted (admission itself happens in middleware()). early-shed.ts asks this before
-   * Koa runs, so an overloaded process spends almost nothing on the captures it refuses.
-   */
-  shedNow(): ApiError | null {
-    this.refreshBacklog();
-    this.adjust();
-    if (this.inFlight >= this.limit) return this.shed('in_flight', 1);
-    if (this.backlog > this.limits.maxBacklog) return this.shed('backlog', 2);
-    return null;
-  }
-
   middleware() {
     return async (ctx: Context, next: Next) => {
-      const shed = this.shedNow();
-      if (shed) throw shed;
+      this.refreshBacklog();
+      this.adjust();
+      if (this.inFlight >= this.limit) throw this.shed('in_flight', 1);
+      if (this.backlog > this.limits.maxBacklog) throw this.shed('backlog', 2);
       this.inFlight++;
       this.peak = Math.max(this.peak, this.inFlight);
       const started = this.nowMs();

@@ -15,7 +15,6 @@ import { apiMetrics, createRegistry, storeCommandCounter } from '../observabilit
 import { BackgroundCaptureFinisher } from '../payments/finish-capture.js';
 import { startSlotSweeper } from './slot-sweeper.js';
 import { CaptureAdmission } from './capture-admission.js';
-import { withEarlyShed } from './early-shed.js';
 import { PaymentStatusCache } from '../payments/status-cache.js';
 import { MerchantCache } from '../store/merchant-cache.js';
 import { profileCpuIfAsked } from '../observability/cpu-profile.js';
@@ -58,8 +57,7 @@ async function main() {
     env, store, temporal, verifyJwt, logger, settlement, oauthKeys, receiptSigner, metrics, captureFinisher, captureAdmission, statusCache, merchantCache: new MerchantCache(env.MERCHANT_AUTH_CACHE_MS), nowMs: () => Date.now(),
   });
   const slotSweeper = startSlotSweeper(store.c, logger);
-  const listener = withEarlyShed(app.callback(), { admission: captureAdmission, metrics: metrics.api, logger });
-  const server = createServer(listener);
+  const server = createServer(app.callback());
   server.on('clientError', clientErrorHandler(logger));
   server.keepAliveTimeout = 65_000;
   server.requestTimeout = 30_000;
@@ -71,7 +69,6 @@ async function main() {
     logger.info('api stopping', { signal });
     slotSweeper.stop();
     storeWatchdog.stop();
-    listener.stop();
     server.close(() => {
       void captureFinisher
         .drain()

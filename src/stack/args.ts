@@ -55,10 +55,10 @@ export function mongodArgs(o: { port: number; dbPath: string }): string[] {
 }
 
 /**
- * FerretDB's SQLite commits without an fsync each (WAL, synchronous=normal): a crashed process
- * loses nothing, a power cut can lose the last commits, which is what MongoDB's default write
- * concern (acknowledged before the journal's next group commit) also allows. `full` restores an
- * fsync per commit. Measured in docs/scaling.md.
+ * FerretDB's SQLite commits without an fsync each (WAL, synchronous=normal): a killed process
+ * loses nothing; a power cut can roll the store back to a consistent earlier point, as a
+ * standalone mongod acknowledging w:1 before its journal commit can. `full` restores an fsync
+ * per commit (docs/operations.md, measured in docs/scaling.md).
  */
 export type SqliteSynchronous = 'normal' | 'full';
 

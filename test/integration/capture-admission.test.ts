@@ -1,10 +1,6 @@
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Context } from 'koa';
 import { CaptureAdmission } from '../../src/api/capture-admission.js';
-import { CAPTURE_PATH, withEarlyShed } from '../../src/api/early-shed.js';
-import { createLogger } from '../../src/observability/logger.js';
 import { ApiError } from '../../src/domain/errors.js';
 import { world, type World } from '../helpers/world.js';
 
@@ -95,62 +91,5 @@ describe('capture admission: overload is shed at once, never queued', function (
       now += 1000;
     }
     assert.equal(admission.currentLimit, 64, 'back to the configured maximum once captures are fast and the limit is used');
-  });
-});
-
-describe('early shed: a refused capture is answered before Koa, in the one error shape', function () {
-  let w: World;
-  before(async function () {
-    w = await world();
-  });
-
-  it('answers 503 UNAVAILABLE with Retry-After without reading the body or reaching the app, and the connection stays usable', async function () {
-    const admission = new CaptureAdmission(w.store.c, { maxInFlight: 1, targetLatencyMs: 60_000, maxBacklog: 1_000_000, shards: 1 });
-    const gate = admission.middleware();
-    let release!: () => void;
-    const held = new Promise<void>((r) => (release = r));
-    const reached: string[] = [];
-    // The app behind the door: captures pass the admission middleware, as in src/api/facilitator/routes.ts.
-    const app = withEarlyShed(
-      (req, res) => {
-        reached.push(`${req.method} ${req.url}`);
-        const work = req.method === 'POST' && req.url === CAPTURE_PATH ? gate(ctx, () => held) : Promise.resolve();
-        work.then(
-          () => res.end('app'),
-          () => res.writeHead(503).end('app refused'),
-        );
-      },
-      { admission, logger: createLogger('silent', { service: 'test' }) },
-    );
-    const server = createServer(app);
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    try {
-      const first = fetch(`${base}${CAPTURE_PATH}`, { method: 'POST', body: '{}' });
-      while (reached.length === 0) await new Promise((r) => setTimeout(r, 5));
-      for (const path of [CAPTURE_PATH, `${CAPTURE_PATH}?x=1`]) {
-        const shed = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ pad: 'x'.repeat(50_000) }) });
-        assert.equal(shed.status, 503);
-        assert.equal(shed.headers.get('retry-after'), '1');
-        assert.equal(shed.headers.get('cache-control'), 'no-store');
-        assert.match(shed.headers.get('content-type') ?? '', /^application\/json/);
-        const body = (await shed.json()) as { error: { code: string; message: string; requestId: string } };
-        assert.equal(body.error.code, 'UNAVAILABLE');
-        assert.match(body.error.requestId, /^req_/);
-        assert.equal(shed.headers.get('x-request-id'), body.error.requestId);
-        assert.match(body.error.message, /Retry after 1 seconds/);
-      }
-      // Not the capture route: the app answers, on the same kept-alive connection.
-      assert.equal(await (await fetch(`${base}${CAPTURE_PATH}s`, { method: 'POST', body: '{}' })).text(), 'app');
-      assert.equal(await (await fetch(`${base}${CAPTURE_PATH}`)).text(), 'app', 'only POST is shed at the door');
-      assert.deepEqual(reached, [`POST ${CAPTURE_PATH}`, `POST ${CAPTURE_PATH}s`, `GET ${CAPTURE_PATH}`], 'shed captures never reached the app');
-      release();
-      assert.equal(await (await first).text(), 'app');
-      assert.equal(await (await fetch(`${base}${CAPTURE_PATH}`, { method: 'POST', body: '{}' })).text(), 'app', 'admitted again once the capture ended');
-    } finally {
-      app.stop();
-      server.closeAllConnections();
-      await new Promise((r) => server.close(r));
-    }
   });
 });
