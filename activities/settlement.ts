@@ -22,6 +22,8 @@ export interface SettlementSettings {
   /** The largest batch a shard takes while a backlog waits. */
   maxPaymentsUnderBacklog: number;
   shardPollMs: number;
+  /** How long a batch end spreads its payment-workflow signals over (notify-payments.ts). */
+  notifySpreadMs?: number;
 }
 
 export type SubmitResult =

@@ -87,6 +87,7 @@ async function main() {
       confirmations: env.CONFIRMATIONS,
       maxPaymentsUnderBacklog: env.BATCH_MAX_PAYMENTS_UNDER_BACKLOG,
       shardPollMs: env.SETTLEMENT_POLL_MS,
+      notifySpreadMs: env.SETTLEMENT_NOTIFY_SPREAD_MS,
     },
   });
   const worker = await Worker.create({

@@ -90,6 +90,8 @@ export const EnvSchema = z.object({
   SETTLEMENT_SHARDS: intFromEnv(2, 1),
   /** How often a shard looks at its queue while a batch gathers. */
   SETTLEMENT_POLL_MS: intFromEnv(200, 10),
+  /** A batch end's payment-workflow signals go out evenly over this long, so their workflow tasks do not take both cores at once (0: all at once). */
+  SETTLEMENT_NOTIFY_SPREAD_MS: intFromEnv(1500, 0),
   /** Captures are shed (503 + Retry-After) while more accepted payments than this wait for settlement. */
   SETTLEMENT_MAX_BACKLOG: intFromEnv(3000, 1),
   /** Captures one API process works on at once; more are shed at once rather than queued. */

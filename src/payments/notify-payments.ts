@@ -6,15 +6,33 @@ import { paymentWorkflowStartOptions } from './start-workflow.js';
 
 const IN_FLIGHT = 32;
 
+/** When the i-th of n notifications may start, in ms after the first: evenly over `spreadMs`. */
+export function notifyOffsetMs(i: number, n: number, spreadMs: number): number {
+  return n <= 1 ? 0 : Math.floor((i * spreadMs) / n);
+}
+
 /**
  * Tells each payment workflow of a batch how the batch ended, so every capture ends with its workflow.
+ * The signals go out evenly over `spreadMs`: each starts a workflow task, and a whole batch's at
+ * once took both cores for most of a second, stalling the captures that arrived meanwhile. Polls
+ * do not wait for them: they read the batch's recorded state, written before.
  */
-export async function notifyPayments(client: Client, taskQueue: string, entries: readonly SettlementQueueDoc[], outcome: PaymentOutcome): Promise<void> {
+export async function notifyPayments(
+  client: Client,
+  taskQueue: string,
+  entries: readonly SettlementQueueDoc[],
+  outcome: PaymentOutcome,
+  pace: { spreadMs: number; heartbeat?: () => void } = { spreadMs: 0 },
+): Promise<void> {
+  const started = Date.now();
   let next = 0;
   const worker = async () => {
     while (next < entries.length) {
-      const e = entries[next++] as SettlementQueueDoc;
-      await notifyOne(client, taskQueue, e, outcome);
+      const i = next++;
+      const wait = started + notifyOffsetMs(i, entries.length, pace.spreadMs) - Date.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      await notifyOne(client, taskQueue, entries[i] as SettlementQueueDoc, outcome);
+      pace.heartbeat?.();
     }
   };
   await Promise.all(Array.from({ length: Math.min(IN_FLIGHT, entries.length) }, worker));

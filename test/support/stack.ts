@@ -24,6 +24,9 @@ export async function testSource(dir: string, overrides: Record<string, string> 
     // Concurrency tests send 100 captures at once: on a busy box the in-flight limit, adapted to a
     // 250 ms target, would shed some. Shedding is tested on admission controllers of its own.
     CAPTURE_TARGET_LATENCY_MS: '10000',
+    // Tests that snapshot workflow states right after a poll saw CONFIRMED want each batch's
+    // workflow signals at once; the spread itself is unit-tested (notify-pace) and benched.
+    SETTLEMENT_NOTIFY_SPREAD_MS: '0',
     OAUTH_DCR_ALLOWED_HOSTS: 'agent.example.com',
     // Every test registers clients from 127.0.0.1; oauth-hardening tests the limit on a stack of its own.
     OAUTH_DCR_PER_MIN: '100000',
