@@ -1,6 +1,6 @@
 import type { Collections } from './collections.js';
 import type { BorrowerDoc } from './documents.js';
-import { inTurn, LeaseBusy } from './lease-lock.js';
+import { BUSY_WAIT_MS, busyBackoff, inTurn, LeaseBusy } from './lease-lock.js';
 
 export type BorrowerChange = Partial<Omit<BorrowerDoc, '_id' | 'createdAt' | 'updatedAt' | 'fence'>>;
 
@@ -9,12 +9,6 @@ export interface BorrowerDecision<R> {
   /** Fields to write; absent when nothing changes. */
   change?: BorrowerChange;
 }
-
-/** How long a change keeps retrying a borrower that other writers keep changing before it answers "busy, retry". */
-const WAIT_MS = 8_000;
-const FIRST_BACKOFF_MS = 2;
-const MAX_BACKOFF_MS = 40;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * The one way to change an existing borrower document: read it by _id, let `decide` compute the
@@ -33,9 +27,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  */
 export function changeBorrower<R>(c: Collections, borrowerId: string, decide: (b: BorrowerDoc | null) => BorrowerDecision<R>): Promise<R> {
   const key = `borrower:${borrowerId}`;
-  const deadline = Date.now() + WAIT_MS;
+  const deadline = Date.now() + BUSY_WAIT_MS;
   return inTurn(key, deadline, async () => {
-    let backoff = FIRST_BACKOFF_MS;
+    const wait = busyBackoff();
     for (;;) {
       const b = await c.borrowers.findOne({ _id: borrowerId });
       const { result, change } = decide(b);
@@ -48,8 +42,7 @@ export function changeBorrower<R>(c: Collections, borrowerId: string, decide: (b
       const written = await c.borrowers.updateOne({ _id: borrowerId, fence: b.fence }, { $set: { ...change, updatedAt: new Date() }, $inc: { fence: 1 } });
       if (written.matchedCount === 1) return result;
       if (Date.now() >= deadline) throw new LeaseBusy(key);
-      await sleep(backoff * (0.5 + Math.random()));
-      backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+      await wait();
     }
   });
 }

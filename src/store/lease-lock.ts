@@ -17,7 +17,8 @@ export interface LeaseOptions {
 }
 
 const LEASE_MS = 15_000;
-const WAIT_MS = 8_000;
+/** How long a busy document is waited for before LeaseBusy, by a lease or a versioned write (borrower-changes.ts). */
+export const BUSY_WAIT_MS = 8_000;
 const FIRST_BACKOFF_MS = 2;
 const MAX_BACKOFF_MS = 40;
 
@@ -31,10 +32,19 @@ export class LeaseBusy extends Error {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** A waiter for retrying a busy document: each call sleeps a jittered backoff, doubling from 2 ms up to 40 ms. */
+export function busyBackoff(): () => Promise<void> {
+  let backoff = FIRST_BACKOFF_MS;
+  return async () => {
+    await sleep(backoff * (0.5 + Math.random()));
+    backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+  };
+}
+
 /** Runs `work` while holding the lock `key`; the lock is released however `work` ends. Not reentrant. */
 export async function withLease<T>(c: Collections, key: string, work: () => Promise<T>, opts: LeaseOptions = {}): Promise<T> {
   const leaseMs = opts.leaseMs ?? LEASE_MS;
-  const deadline = Date.now() + (opts.waitMs ?? WAIT_MS);
+  const deadline = Date.now() + (opts.waitMs ?? BUSY_WAIT_MS);
   return inTurn(key, deadline, async () => {
     const owner = randomUUID();
     await acquire(c, key, owner, leaseMs, deadline);
@@ -83,7 +93,7 @@ async function waitFor(turn: Promise<void>, deadline: number, key: string): Prom
 }
 
 async function acquire(c: Collections, key: string, owner: string, leaseMs: number, deadline: number): Promise<void> {
-  let backoff = FIRST_BACKOFF_MS;
+  const wait = busyBackoff();
   for (;;) {
     const now = Date.now();
     try {
@@ -98,8 +108,7 @@ async function acquire(c: Collections, key: string, owner: string, leaseMs: numb
       continue;
     }
     if (Date.now() >= deadline) throw new LeaseBusy(key);
-    await sleep(backoff * (0.5 + Math.random()));
-    backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+    await wait();
   }
 }
 
