@@ -3,7 +3,8 @@ import { join, resolve } from 'node:path';
 import { anvilArgs, embeddedGoEnv, type SqliteSynchronous, ferretdbArgs, LOCALHOST, localMongoUri, mongodArgs, temporalArgs } from './args.js';
 import { assertPortFree, portOpen, spawnManaged, waitForPort, waitUntil, type ExitInfo, type ManagedProcess, type SpawnOptions } from './processes.js';
 import { chainId, mongoPing, temporalReady } from './probes.js';
-import { resolveAnvil, resolveFerretdbLauncher, resolveMongod, resolveTemporal } from './tools.js';
+import { resolveAnvil, resolveFerretdbLauncher, resolveGoTool, resolveMongod, resolveTemporal } from './tools.js';
+import { trimVisibilityIndexes } from './visibility-indexes.js';
 
 export interface InfraOptions {
   dataDir: string;
@@ -60,6 +61,7 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
   const timeoutMs = opts.readyTimeoutMs ?? 120_000;
 
   const temporalBin = await resolveTemporal({ cliPath: opts.temporal.cliPath, log, signal: opts.signal });
+  const visibilityTrimmer = await resolveGoTool('temporal-visibility', { log, signal: opts.signal });
   const mongod = opts.mongo.uri ? undefined : resolveMongod();
   const mongoKind: MongoKind = opts.mongo.uri ? 'external' : mongod ? 'mongod' : 'ferretdb';
   const ferretdb = mongoKind === 'ferretdb' ? await resolveFerretdbLauncher({ log, signal: opts.signal }) : undefined;
@@ -89,10 +91,11 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
   const temporalAddress = `${LOCALHOST}:${opts.temporal.port}`;
   const mongoUri = opts.mongo.uri ?? localMongoUri(opts.mongo.port);
   const rpcUrl = opts.chain.rpcUrl ?? `http://${LOCALHOST}:${opts.chain.port}`;
+  const temporalDb = join(dataDir, 'temporal.db');
   const temporalSpec: SpawnOptions = {
     name: 'temporal',
     command: temporalBin,
-    args: temporalArgs({ ...opts.temporal, headless, uiPort, dbFile: join(dataDir, 'temporal.db') }),
+    args: temporalArgs({ ...opts.temporal, headless, uiPort, dbFile: temporalDb }),
     env: embeddedGoEnv(),
   };
   const temporalAnswers = (temporal: ManagedProcess, waitSignal: AbortSignal | undefined) =>
@@ -130,7 +133,7 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
       : undefined;
 
     await Promise.all([
-      temporalAnswers(temporal, signal),
+      temporalAnswers(temporal, signal).then(async () => log(`temporal: ${await trimVisibilityIndexes(visibilityTrimmer, temporalDb)}`)),
       storeAnswers(store, signal),
       waitUntil(async () => (await chainId(rpcUrl)) > 0, { what: `eth_chainId at ${rpcUrl}`, proc: chain, timeoutMs, intervalMs: 200, signal }),
     ]).catch((err: unknown) => {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { projectRoot, toolsCacheDir } from '../config/paths.js';
@@ -8,7 +8,6 @@ import { withFileLock } from './lock.js';
 import { findOnPath, isExecutable } from './which.js';
 
 export const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal@v1.5.1';
-export const FERRETDB_SOURCES = ['go.mod', 'go.sum', 'main.go', 'serialize.go', 'idindex.go', 'idfilter.go', 'backup.go'] as const;
 
 type Log = (message: string) => void;
 interface BuildContext {
@@ -20,14 +19,29 @@ export function toolsBinDir(cacheDir: string = toolsCacheDir()): string {
   return join(cacheDir, 'bin');
 }
 
-export function ferretdbSourceDir(): string {
-  return join(projectRoot(), 'tools', 'ferretdb');
+/** Our own Go tools, each a module under tools/<name>, built once per source hash into the tools cache. */
+export type GoToolName = 'ferretdb' | 'temporal-visibility';
+
+const GO_TOOLS: Record<GoToolName, { binary: string; label: string }> = {
+  ferretdb: { binary: 'ferretdb-launcher', label: 'the FerretDB launcher' },
+  'temporal-visibility': { binary: 'temporal-visibility', label: "the dev server's visibility index trimmer" },
+};
+
+export function goToolSourceDir(name: GoToolName): string {
+  return join(projectRoot(), 'tools', name);
 }
 
-/** Content hash of the launcher's sources; a change to any of them gets a new binary name. */
-export function ferretdbSourceHash(dir: string = ferretdbSourceDir()): string {
+/** The files a Go tool's binary is built from: go.mod, go.sum and every .go file but tests. */
+export function goToolSources(dir: string): string[] {
+  return readdirSync(dir)
+    .filter((f) => f === 'go.mod' || f === 'go.sum' || (f.endsWith('.go') && !f.endsWith('_test.go')))
+    .sort();
+}
+
+/** Content hash of a tool's sources; a change to any of them gets a new binary name. */
+export function goToolSourceHash(dir: string): string {
   const h = createHash('sha256');
-  for (const name of FERRETDB_SOURCES) {
+  for (const name of goToolSources(dir)) {
     h.update(`${name}\0`);
     h.update(readFileSync(join(dir, name)));
     h.update('\0');
@@ -35,8 +49,8 @@ export function ferretdbSourceHash(dir: string = ferretdbSourceDir()): string {
   return h.digest('hex').slice(0, 16);
 }
 
-export function ferretdbLauncherPath(hash: string, cacheDir: string = toolsCacheDir()): string {
-  return join(toolsBinDir(cacheDir), `ferretdb-launcher-${hash}`);
+export function goToolPath(name: GoToolName, hash: string, cacheDir: string = toolsCacheDir()): string {
+  return join(toolsBinDir(cacheDir), `${GO_TOOLS[name].binary}-${hash}`);
 }
 
 export function anvilPlatformPackage(platform: string = process.platform, arch: string = process.arch): string | undefined {
@@ -97,12 +111,13 @@ export async function resolveTemporal(opts: BuildContext & { cliPath?: string | 
   );
 }
 
-export async function resolveFerretdbLauncher(opts: BuildContext): Promise<string> {
-  const dir = ferretdbSourceDir();
-  const output = ferretdbLauncherPath(ferretdbSourceHash(dir));
-  return cachedOrBuilt(
-    output,
-    () => goBuild({ label: 'the FerretDB launcher', output, target: { kind: 'build', dir }, expectation: 'first run only, takes a minute or more' }, opts.log, opts.signal),
-    opts,
-  );
+export async function resolveGoTool(name: GoToolName, opts: BuildContext): Promise<string> {
+  const dir = goToolSourceDir(name);
+  const output = goToolPath(name, goToolSourceHash(dir));
+  const { label } = GO_TOOLS[name];
+  return cachedOrBuilt(output, () => goBuild({ label, output, target: { kind: 'build', dir }, expectation: 'first run only, takes a minute or more' }, opts.log, opts.signal), opts);
+}
+
+export function resolveFerretdbLauncher(opts: BuildContext): Promise<string> {
+  return resolveGoTool('ferretdb', opts);
 }

@@ -2,11 +2,13 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Connection } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import { MongoClient, MongoServerError } from 'mongodb';
 import { startInfra, type Infra } from '../../src/stack/infra.js';
 import { freePort, portOpen } from '../../src/stack/processes.js';
 import { chainId } from '../../src/stack/probes.js';
+import { resolveGoTool } from '../../src/stack/tools.js';
+import { listVisibilityIndexes, UNUSED_VISIBILITY_INDEXES } from '../../src/stack/visibility-indexes.js';
 
 function alive(pid: number): boolean {
   try {
@@ -50,6 +52,39 @@ describe('startInfra (Temporal, Mongo-wire store, anvil)', function () {
       assert.equal(ns.namespaceInfo?.name, 'default');
       const sa = await connection.operatorService.listSearchAttributes({ namespace: 'default' });
       for (const name of ['MerchantId', 'BorrowerId', 'PaymentStatus', 'BatchId']) assert.ok(name in (sa.customAttributes ?? {}), name);
+    } finally {
+      await connection.close();
+    }
+  });
+
+  it('drops the visibility indexes nothing queries, and visibility queries still answer', async () => {
+    const tool = await resolveGoTool('temporal-visibility', { log: () => {} });
+    const indexes = await listVisibilityIndexes(tool, join(dir, 'temporal.db'));
+    for (const name of UNUSED_VISIBILITY_INDEXES) assert.ok(!indexes.includes(name), `${name} dropped`);
+    for (const name of ['default_idx', 'by_workflow_id', 'by_workflow_type', 'by_status', 'by_keyword_01', 'by_keyword_04']) assert.ok(indexes.includes(name), `${name} kept`);
+    const connection = await Connection.connect({ address: infra!.temporalAddress });
+    try {
+      const client = new Client({ connection, namespace: 'default' });
+      const workflowId = `visibility-probe-${Date.now()}`;
+      // Nothing polls this queue: the workflow stays Running with its search attribute, and is terminated below.
+      const handle = await client.workflow.start('visibilityProbe', {
+        workflowId,
+        taskQueue: 'visibility-probe',
+        searchAttributes: { MerchantId: ['m-probe'] },
+      });
+      const seen = async (query: string) => {
+        for await (const wf of client.workflow.list({ query })) if (wf.workflowId === workflowId) return true;
+        return false;
+      };
+      const deadline = Date.now() + 20_000;
+      const queries = [`MerchantId = 'm-probe'`, `WorkflowType = 'visibilityProbe' AND ExecutionStatus = 'Running'`, `TaskQueue = 'visibility-probe'`];
+      for (const query of queries) {
+        while (!(await seen(query))) {
+          assert.ok(Date.now() < deadline, `visibility answers ${query}`);
+          await new Promise((r) => setTimeout(r, 200));
+        }
+      }
+      await handle.terminate('probe done');
     } finally {
       await connection.close();
     }

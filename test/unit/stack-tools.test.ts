@@ -7,7 +7,8 @@ import { goCommand } from '../../src/stack/gobuild.js';
 import { withFileLock } from '../../src/stack/lock.js';
 import { freePort, spawnManaged, waitForPort } from '../../src/stack/processes.js';
 import { formatBox } from '../../src/stack/summary.js';
-import { anvilPlatformPackage, FERRETDB_SOURCES, ferretdbLauncherPath, ferretdbSourceHash, resolveAnvil } from '../../src/stack/tools.js';
+import { anvilPlatformPackage, goToolPath, goToolSourceDir, goToolSourceHash, goToolSources, resolveAnvil } from '../../src/stack/tools.js';
+import { visibilityTrimArgs } from '../../src/stack/visibility-indexes.js';
 import { findOnPath } from '../../src/stack/which.js';
 
 describe('stack tools', () => {
@@ -17,18 +18,25 @@ describe('stack tools', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('names the FerretDB launcher by a hash of its sources', () => {
-    for (const f of FERRETDB_SOURCES) writeFileSync(join(dir, f), `${f} v1`);
-    const first = ferretdbSourceHash(dir);
+  it('names a Go tool by a hash of all its sources', () => {
+    for (const f of ['go.mod', 'go.sum', 'main.go', 'serialize.go', 'main_test.go', 'README.md']) writeFileSync(join(dir, f), `${f} v1`);
+    assert.deepEqual(goToolSources(dir), ['go.mod', 'go.sum', 'main.go', 'serialize.go']);
+    const first = goToolSourceHash(dir);
     assert.match(first, /^[0-9a-f]{16}$/);
-    assert.equal(ferretdbSourceHash(dir), first);
+    assert.equal(goToolSourceHash(dir), first);
     writeFileSync(join(dir, 'main.go'), 'main.go v2');
-    const second = ferretdbSourceHash(dir);
+    const second = goToolSourceHash(dir);
     assert.notEqual(second, first);
-    writeFileSync(join(dir, 'serialize.go'), 'serialize.go v2');
-    assert.notEqual(ferretdbSourceHash(dir), second);
-    assert.equal(ferretdbLauncherPath(first, '/cache'), `/cache/bin/ferretdb-launcher-${first}`);
-    assert.match(ferretdbSourceHash(), /^[0-9a-f]{16}$/);
+    writeFileSync(join(dir, 'pprof.go'), 'pprof.go v1');
+    const third = goToolSourceHash(dir);
+    assert.notEqual(third, second, 'a new source file changes the hash');
+    writeFileSync(join(dir, 'main_test.go'), 'main_test.go v2');
+    writeFileSync(join(dir, 'README.md'), 'README.md v2');
+    assert.equal(goToolSourceHash(dir), third, 'tests and docs do not');
+    assert.equal(goToolPath('ferretdb', first, '/cache'), `/cache/bin/ferretdb-launcher-${first}`);
+    assert.equal(goToolPath('temporal-visibility', first, '/cache'), `/cache/bin/temporal-visibility-${first}`);
+    assert.match(goToolSourceHash(goToolSourceDir('ferretdb')), /^[0-9a-f]{16}$/);
+    assert.match(goToolSourceHash(goToolSourceDir('temporal-visibility')), /^[0-9a-f]{16}$/);
   });
 
   it('builds into a temp dir, never straight to the final path', () => {
@@ -63,6 +71,12 @@ describe('stack tools', () => {
     assert.deepEqual(t.slice(0, 6), ['server', 'start-dev', '--ip', '127.0.0.1', '--port', '7233']);
     assert.ok(t.includes('--ui-port') && !t.includes('--headless') && !t.includes('--namespace'));
     for (const sa of ['MerchantId', 'BorrowerId', 'PaymentStatus', 'BatchId']) assert.ok(t.includes(`${sa}=Keyword`), sa);
+    assert.ok(t.includes('system.forceSearchAttributesCacheRefreshOnRead=false'), 'search attributes from the cache');
+    const trim = visibilityTrimArgs('/d/temporal.db');
+    assert.deepEqual(trim.slice(0, 3), ['-db', '/d/temporal.db', '-drop']);
+    const dropped = trim[3]!.split(',');
+    assert.ok(dropped.length > 30 && dropped.every((n) => /^by_[a-z0-9_]+$/.test(n)));
+    for (const kept of ['by_workflow_id', 'by_workflow_type', 'by_status', 'by_keyword_01', 'by_keyword_02', 'by_keyword_03', 'by_keyword_04']) assert.ok(!dropped.includes(kept), kept);
     const h = temporalArgs({ port: 1, uiPort: 2, headless: true, dbFile: 'x', namespace: 'ns' });
     assert.ok(h.includes('--headless') && !h.includes('--ui-port'));
     assert.deepEqual(h.slice(h.indexOf('--namespace'), h.indexOf('--namespace') + 2), ['--namespace', 'ns']);
