@@ -1,15 +1,14 @@
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
-import { planArrivals, runOpenLoop, type CaptureRecord, type OpenLoopResult } from '../../bench/open-loop.js';
 import { mapPool } from '../../bench/stats.js';
-import { prepareVouchers, type PreparedVoucher } from '../../bench/vouchers.js';
+import type { PreparedVoucher } from '../../bench/vouchers.js';
 import { freePort } from '../../src/stack/processes.js';
 import { idempotencyId } from '../../src/store/idempotency.js';
-import { assertLedgerAgrees, settledEventsFor, type CapturedPayment } from '../helpers/ledger.js';
-import { onboardBorrower } from '../helpers/onboarding.js';
-import { newMerchant, UNTHROTTLED, type TestMerchant, type World } from '../helpers/world.js';
+import { assertLedgerAgrees } from '../helpers/ledger.js';
+import type { World } from '../helpers/world.js';
 import { useIsolatedStack } from '../support/isolated-stack.js';
 import { creditPool } from './credit-pool.js';
+import { awaitSettlements, capturedPayment, firstAnswersOf, loadParties, planLoad, refusedForGood, retryUntilDecided, runLoad } from './load-captures.js';
 import { FAULT_KINDS, FAULT_LABELS, inject, SecondApi, type FaultKind, type FaultTargets } from './load-faults.js';
 
 /**
@@ -31,38 +30,9 @@ interface FaultRun {
   endEpochMs: number;
 }
 
-interface Sent {
-  record: CaptureRecord;
-  voucher: PreparedVoucher;
-  baseUrl: string;
-  startEpochMs: number;
-}
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const between = (lo: number, hi: number) => lo + Math.random() * (hi - lo);
 const median = (xs: number[]) => (xs.length === 0 ? Number.NaN : [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!);
-
-/** The answer a merchant finally gets by retrying the same capture (same key, same body) while it answers 503 or nothing. */
-async function retryUntilDecided(baseUrl: string, v: PreparedVoucher): Promise<{ status: number; paymentId?: string; code?: string }> {
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    try {
-      const res = await fetch(`${baseUrl}/facilitator/capture`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${v.apiKey}`, 'content-type': 'application/json', 'idempotency-key': v.idempotencyKey },
-        body: v.body,
-      });
-      const json = (await res.json()) as { receipt?: { paymentId?: string }; error?: { code?: string } };
-      if (res.status !== 503 && res.status !== 429) {
-        return { status: res.status, ...(json.receipt?.paymentId ? { paymentId: json.receipt.paymentId } : {}), ...(json.error?.code ? { code: json.error.code } : {}) };
-      }
-    } catch {
-      // not answering yet: retry
-    }
-    if (Date.now() > deadline) throw new Error(`capture ${v.idempotencyKey} still undecided after 120 s of retries`);
-    await sleep(1_000);
-  }
-}
 
 /** What a refused capture left in the store: its key still bound, its spend intent consumed. */
 async function leftBehind(w: World, v: PreparedVoucher): Promise<string[]> {
@@ -96,17 +66,13 @@ describe(`fault: every part of the stack killed while captures flow (${LONG ? '5
 
   it('every 200 settles exactly once, every refusal leaves nothing the merchant cannot see, and the stack recovers by itself', async function () {
     const { stack, world: w, chain, rpcProxy } = env();
-    const merchants: TestMerchant[] = await mapPool(Array.from({ length: 6 }), 3, (_, i) => newMerchant(w, `Load-fault merchant ${i + 1}`, { rateLimits: UNTHROTTLED }));
-    const borrowers = await mapPool(Array.from({ length: 6 }), 3, () => onboardBorrower(w, { perPaymentLimit: '1000000', dailyLimit: '1000000000000' }));
+    const parties = await loadParties(w, 6, 'Load-fault merchant');
     const targets: FaultTargets = { stack, w, chain, rpcProxy: rpcProxy!, pool: await creditPool(w, chain), secondApi, rpcOutageMs: RPC_OUTAGE_MS };
 
     const plan: FaultKind[] = Array.from({ length: ROUNDS }, () => [...FAULT_KINDS]).flat();
     const windowSeconds = Math.ceil((plan.reduce((s, k) => s + SLOT_MS[k] + 5_000, 0) + 10_000) / 1000);
     const apis = [w.baseUrl, secondApi.baseUrl];
-    const arrivals = apis.map(() => planArrivals(RATE / apis.length, windowSeconds));
-    const source = { w, merchants, borrowers, amount: '1000', mcpShare: 0, budgetSeconds: 5 };
-    const vouchers: PreparedVoucher[][] = [];
-    for (const a of arrivals) vouchers.push((await prepareVouchers(source, a.length)).vouchers);
+    const load = await planLoad(w, parties, apis, RATE, windowSeconds);
 
     const faults: FaultRun[] = [];
     const injector = (async () => {
@@ -117,25 +83,13 @@ describe(`fault: every part of the stack killed while captures flow (${LONG ? '5
         faults.push({ kind, startEpochMs, endEpochMs: Date.now() });
       }
     })();
-    const loads: OpenLoopResult[] = await Promise.all(
-      apis.map((baseUrl, i) => runOpenLoop({ baseUrl, rate: RATE / apis.length, seconds: windowSeconds, vouchers: vouchers[i]!, arrivals: arrivals[i]!, drainSeconds: 180 })),
-    );
+    const { loads, sent } = await runLoad(load, RATE, windowSeconds, 180);
     await injector;
     const windowEnd = Math.min(...loads.map((l) => l.startEpochMs + l.windowMs));
     assert.ok(faults.every((f) => f.endEpochMs <= windowEnd), 'every fault happened while the load flowed (widen SLOT_MS otherwise)');
 
-    const sent: Sent[] = loads.flatMap((l, i) => l.records.map((record, j) => ({ record, voucher: vouchers[i]![j]!, baseUrl: apis[i]!, startEpochMs: l.startEpochMs })));
-    const firstAnswers = { accepted: 0, shed503: 0, rateLimited429: 0, otherRefusals: 0, noAnswer: 0, notSent: 0 };
-    for (const s of sent) {
-      const o = s.record.outcome;
-      if (o === 'accepted') firstAnswers.accepted++;
-      else if (o === 'shed_unavailable') firstAnswers.shed503++;
-      else if (o === 'shed_rate_limited') firstAnswers.rateLimited429++;
-      else if (o === 'not_sent') firstAnswers.notSent++;
-      else if (o === 'unanswered' || s.record.code?.startsWith('network')) firstAnswers.noAnswer++;
-      else firstAnswers.otherRefusals++;
-    }
-    assert.equal(firstAnswers.otherRefusals, 0, `no capture of a valid voucher is refused for good: ${JSON.stringify(sent.filter((s) => s.record.outcome === 'error' && !s.record.code?.startsWith('network')).map((s) => s.record).slice(0, 3))}`);
+    const firstAnswers = firstAnswersOf(sent);
+    assert.equal(firstAnswers.otherRefusals, 0, `no capture of a valid voucher is refused for good: ${JSON.stringify(refusedForGood(sent).map((s) => s.record).slice(0, 3))}`);
 
     // A refused capture must leave nothing, or leave exactly what a retry with its key then shows the merchant.
     const refusals = sent.filter((s) => s.record.outcome === 'shed_unavailable' || s.record.outcome === 'shed_rate_limited');
@@ -147,25 +101,14 @@ describe(`fault: every part of the stack killed while captures flow (${LONG ? '5
       if (r.left.length > 0) assert.ok(r.answer.paymentId, 'what a refused capture left behind is the payment its retry names');
     }
 
-    const merchantById = new Map(merchants.map((m) => [m.merchantId, m]));
-    const payment = (v: PreparedVoucher, paymentId: string): CapturedPayment => ({ paymentId, amount: BigInt(v.amount), merchant: merchantById.get(v.merchantId)!, borrowerId: v.borrowerId });
     const accepted = [
-      ...sent.filter((s) => s.record.outcome === 'accepted').map((s) => payment(s.voucher, s.record.paymentId!)),
-      ...retried.map((r) => payment(r.s.voucher, r.answer.paymentId!)),
+      ...sent.filter((s) => s.record.outcome === 'accepted').map((s) => capturedPayment(parties.merchants, s.voucher, s.record.paymentId!)),
+      ...retried.map((r) => capturedPayment(parties.merchants, r.s.voucher, r.answer.paymentId!)),
     ];
     assert.equal(new Set(accepted.map((p) => p.paymentId)).size, accepted.length, 'one payment per capture');
 
     // Count before asserting, so a failure still reports the figures.
-    const settleDeadline = Date.now() + 300_000;
-    let events = await settledEventsFor(w, accepted.map((p) => p.paymentId));
-    while (new Set(events.map((e) => String(e.args.paymentId))).size < accepted.length && Date.now() < settleDeadline) {
-      await sleep(2_000);
-      events = await settledEventsFor(w, accepted.map((p) => p.paymentId));
-    }
-    const perPayment = new Map<string, number>();
-    for (const e of events) perPayment.set(String(e.args.paymentId).toLowerCase(), (perPayment.get(String(e.args.paymentId).toLowerCase()) ?? 0) + 1);
-    const settledTwice = [...perPayment.values()].filter((n) => n > 1).length;
-    const lost = accepted.length - perPayment.size;
+    const { settledTwice, lost } = await awaitSettlements(w, accepted, 300_000);
 
     const recovery = faults.map((f) => {
       const after = sent.filter((s) => s.record.sentMs !== undefined && s.startEpochMs + s.record.sentMs >= f.endEpochMs);

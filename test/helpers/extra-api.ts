@@ -1,4 +1,6 @@
 import { join } from 'node:path';
+import type { Hex } from 'viem';
+import { privateKeyToAddress } from 'viem/accounts';
 import { projectRoot } from '../../src/config/paths.js';
 import { freePort, spawnManaged, waitForHttp, type ManagedProcess } from '../../src/stack/processes.js';
 import type { StackHandle } from '../../src/stack/stack.js';
@@ -43,6 +45,41 @@ export async function startExtraApi(name: string, extraEnv: Record<string, strin
     proc,
     async stop() {
       await proc.stop(10_000);
+    },
+  };
+}
+
+export interface ExtraWorker {
+  proc: ManagedProcess;
+  stop(): Promise<void>;
+}
+
+/**
+ * Another worker process on the stack's task queue, spawned the way the stack spawns its own (same
+ * entry, same environment) but with its own settler key (which the contract must allow: setSettler)
+ * and no metrics endpoint (the stack's worker holds WORKER_METRICS_PORT). Resolves once it printed
+ * 'worker ready'; logs to <dataDir>/logs/<name>.log.
+ */
+export async function startExtraWorker(name: string, settlerKey: Hex, on: { stack?: StackHandle; extraEnv?: Record<string, string> } = {}): Promise<ExtraWorker> {
+  const stack = on.stack ?? (await getStack());
+  const proc = spawnManaged({
+    name,
+    command: process.execPath,
+    args: [join(projectRoot(), 'dist', 'workers', 'main.js')],
+    env: { ...stack.env, ...on.extraEnv, SETTLER_PRIVATE_KEY: settlerKey, SETTLER_ADDRESS: privateKeyToAddress(settlerKey), WORKER_METRICS_PORT: '0' },
+    cwd: projectRoot(),
+    logFile: join(stack.dataDir, 'logs', `${name}.log`),
+  });
+  try {
+    await proc.waitForLine('worker ready', 120_000);
+  } catch (err) {
+    await proc.stop(10_000);
+    throw err;
+  }
+  return {
+    proc,
+    async stop() {
+      await proc.stop(15_000);
     },
   };
 }
