@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { createWriteStream, mkdirSync, readFileSync, type WriteStream } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -280,7 +280,37 @@ function listenOnce(port: number): Promise<number> {
   });
 }
 
-export function freePort(): Promise<number> {
+/** Ports below the kernel's ephemeral range (Linux's default starts at 32768, macOS's at 49152). */
+const CHOSEN_PORT_FLOOR = 20_000;
+const handedOut = new Set<number>();
+
+function ephemeralFloor(): number {
+  try {
+    return Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
+/**
+ * A port free now, for a child to listen on a moment later. It is chosen below the ephemeral range:
+ * a port handed out by the kernel for `listen(0)` is free again once probed, and the Temporal dev
+ * server binds several such ports for its internal services at start, so one of them could take
+ * the port another child is about to use ("Address already in use"). Below the range only an
+ * explicit bind can take it. Falls back to the kernel's choice where the range starts too low.
+ */
+export async function freePort(): Promise<number> {
+  const ceiling = Math.min(ephemeralFloor(), 32_768);
+  for (let attempt = 0; ceiling - CHOSEN_PORT_FLOOR > 1_000 && attempt < 50; attempt++) {
+    const port = CHOSEN_PORT_FLOOR + Math.floor(Math.random() * (ceiling - CHOSEN_PORT_FLOOR));
+    if (handedOut.has(port)) continue;
+    handedOut.add(port);
+    try {
+      return await listenOnce(port);
+    } catch {
+      handedOut.delete(port); // taken by someone else: try another
+    }
+  }
   return listenOnce(0);
 }
 

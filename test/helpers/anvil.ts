@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createTestClient, http, type TestClient } from 'viem';
 import { generatePrivateKey } from 'viem/accounts';
 import { projectRoot } from '../../src/config/paths.js';
+import { freePort } from '../../src/stack/processes.js';
 import { makeChainClients, type ChainClients } from '../../src/chain/clients.js';
 import { deployContracts, type Deployment } from '../../src/chain/deploy.js';
 import type { ChainContext } from '../../src/chain/settlement.js';
@@ -12,17 +12,6 @@ import type { ChainContext } from '../../src/chain/settlement.js';
 // anvil's first dev account (public, test-only).
 export const DEPLOYER_KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
 export const CHAIN_ID = 84532;
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 export interface OwnAnvil {
   rpcUrl: string;

@@ -42,7 +42,8 @@ import {
   type ConfirmationProgress,
   type SettlementItem,
 } from '../../src/chain/settlement.js';
-import { CHAIN_ID, DEPLOYER_KEY, freePort, startOwnAnvil, type OwnAnvil } from '../helpers/anvil.js';
+import { CHAIN_ID, DEPLOYER_KEY, startOwnAnvil, type OwnAnvil } from '../helpers/anvil.js';
+import { freePort } from '../../src/stack/processes.js';
 
 const POOL = 10n ** 12n;
 

@@ -128,6 +128,13 @@ describe('stack tools', () => {
     assert.equal(existsSync(lock), false);
   });
 
+  it('hands out ports below the ephemeral range, never the same one twice', async () => {
+    const ports = await Promise.all(Array.from({ length: 20 }, () => freePort()));
+    assert.equal(new Set(ports).size, ports.length);
+    const range = existsSync('/proc/sys/net/ipv4/ip_local_port_range') ? Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) : 32768;
+    if (range > 21_000) for (const p of ports) assert.ok(p >= 20_000 && p < Math.min(range, 32768), `${p} below the ephemeral range`);
+  });
+
   it('supervises a child: readiness, log file, graceful stop', async () => {
     const port = await freePort();
     const logFile = join(dir, 'logs', 'echo.log');
