@@ -5,6 +5,7 @@ import { createActivities } from '../activities/index.js';
 import { makeChainClients } from '../src/chain/clients.js';
 import type { ChainContext } from '../src/chain/settlement.js';
 import { NonceManager } from '../src/chain/nonce-manager.js';
+import { isAllowedSettler } from '../src/chain/settler-check.js';
 import { loadEnv, type Env } from '../src/config/env.js';
 import { createLogger, type Logger } from '../src/observability/logger.js';
 import { createRegistry, storeCommandCounter, workerMetrics } from '../src/observability/metrics.js';
@@ -72,6 +73,18 @@ async function main() {
       : null;
   const chain = chainContext(env, logger);
   chain.nonces?.start();
+  // A key the contract does not allow would revert every batch this worker picks up (NotSettler);
+  // say so at start instead of only in retried activities. Not fatal: setSettler may come later.
+  isAllowedSettler(chain)
+    .then((allowed) => {
+      if (!allowed) {
+        logger.error('settler key not allowed by the settlement contract: every batch this worker submits will revert NotSettler; call setSettler(settler, true) from the owner', {
+          settler: chain.deployment.settler,
+          contract: chain.deployment.settlement,
+        });
+      }
+    })
+    .catch((err: unknown) => logger.warn('settler check failed; settlement will tell', { error: err }));
   const activities = createActivities({
     metrics,
     store,

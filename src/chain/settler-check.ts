@@ -1,0 +1,12 @@
+import { creditSettlementAbi } from './abi.js';
+import type { ChainContext } from './settlement.js';
+
+/** Whether the settlement contract allows this worker's key to settle (`isSettler`). */
+export async function isAllowedSettler(chain: Pick<ChainContext, 'publicClient' | 'deployment'>): Promise<boolean> {
+  return chain.publicClient.readContract({
+    address: chain.deployment.settlement,
+    abi: creditSettlementAbi,
+    functionName: 'isSettler',
+    args: [chain.deployment.settler],
+  });
+}
