@@ -15,6 +15,7 @@ import { notifyPayments } from '../src/payments/notify-payments.js';
 import { finishVoid } from '../src/payments/void-payment.js';
 import { DEFAULT_WEBHOOK_RETRY, emitWebhookEvents } from '../src/webhooks/emit.js';
 import { AcceptedCaptures } from './accepted-captures.js';
+import { heartbeatWhileRunning } from './heartbeat-while-running.js';
 import { confirmOnChain, type ConfirmationResult, type SettlementActivityDeps } from './settlement.js';
 
 export interface ShardActivityDeps extends SettlementActivityDeps {
@@ -127,7 +128,7 @@ export function createShardActivities(deps: ShardActivityDeps) {
     },
 
     /** Broadcasts the batch's settleBatch (a batch already settled on chain is not sent again). */
-    async submitShardBatch(ref: ShardBatchRef): Promise<{ transaction?: string }> {
+    submitShardBatch: (ref: ShardBatchRef): Promise<{ transaction?: string }> => heartbeatWhileRunning(async () => {
       const entries = await batchItems(ref);
       const settlementItems: SettlementItem[] = entries.map((e) => ({
         paymentId: e._id,
@@ -145,7 +146,7 @@ export function createShardActivities(deps: ShardActivityDeps) {
       await recordBatch(c, { _id: ref.batchId, shard: ref.shard, status: 'SUBMITTED', payments: entries.length, paymentIds: ref.paymentIds, transaction: sent.txHash });
       await announceBatch(c, ref.shard, ref.batchId);
       return { transaction: sent.txHash };
-    },
+    }),
 
     /** Waits for the batch on chain and records what polls should say about it right away. */
     async confirmShardBatch(ref: ShardBatchRef & { transaction: string | null }): Promise<ConfirmationResult> {
@@ -166,7 +167,7 @@ export function createShardActivities(deps: ShardActivityDeps) {
      * workflow (started if its start was lost), and last the queue entries. Every step is
      * idempotent, so a retry after a crash anywhere repeats nothing twice.
      */
-    async endShardBatch(ref: ShardBatchRef & { outcome: BatchOutcome }): Promise<void> {
+    endShardBatch: (ref: ShardBatchRef & { outcome: BatchOutcome }): Promise<void> => heartbeatWhileRunning(async () => {
       const entries = await batchItems(ref);
       const o = ref.outcome;
       await recordBatch(c, {
@@ -185,13 +186,12 @@ export function createShardActivities(deps: ShardActivityDeps) {
       await recordBatchProjections(c, entries.map((e) => e._id), o);
       await recordLedgerLines(c, entries.map((e) => ledgerLineOf(finalReceipt(e, o))));
       await emitWebhookEvents(emitDeps, ref.batchId, entries, o);
-      Context.current().heartbeat();
       await notifyPayments(deps.temporal, deps.taskQueue, entries, o, { spreadMs: deps.settings.notifySpreadMs ?? 0, heartbeat: () => Context.current().heartbeat() });
       await removeFromQueues(c, ref.queues, ref.paymentIds);
       deps.accepted.forget(ref.paymentIds);
       items.delete(ref.batchId);
       if (o.status === 'FAILED') deps.metrics?.workflowFailures.inc({ kind: 'payment' }, entries.length);
-    },
+    }),
   };
 }
 

@@ -8,6 +8,9 @@ const acts = proxyActivities<ShardActivities & SettlementActivities>({ startToCl
 // Gathering waits for payments (up to a minute when idle) and heartbeats, so a dead worker is noticed in seconds.
 const gathering = proxyActivities<ShardActivities>({ startToCloseTimeout: '2 minutes', heartbeatTimeout: '10 seconds', retry });
 const confirmation = proxyActivities<ShardActivities>({ startToCloseTimeout: '15 minutes', heartbeatTimeout: '10 seconds', retry });
+// Submit and batch end heartbeat while they run, so a dead worker's share is retried elsewhere in
+// seconds rather than after the minute their start-to-close allows.
+const batchStep = proxyActivities<ShardActivities>({ startToCloseTimeout: '1 minute', heartbeatTimeout: '10 seconds', retry });
 
 const ROUNDS_PER_RUN = 200;
 
@@ -47,12 +50,12 @@ async function settle(batch: Batch, maxAttempts: number, state: ShardState): Pro
   try {
     for (let attempt = 1; ; attempt++) {
       state.inFlight = { batchId, payments: batch.paymentIds.length, attempt };
-      const sent = await acts.submitShardBatch(batch);
+      const sent = await batchStep.submitShardBatch(batch);
       if (sent.transaction) state.inFlight.transaction = sent.transaction;
       const outcome = await confirmation.confirmShardBatch({ ...batch, transaction: sent.transaction ?? null });
       if (outcome.status === 'confirmed') {
         const { transaction, blockNumber, confirmedAt } = outcome;
-        await acts.endShardBatch({ ...batch, outcome: { status: 'CONFIRMED', batchId, transaction, blockNumber, confirmedAt } });
+        await batchStep.endShardBatch({ ...batch, outcome: { status: 'CONFIRMED', batchId, transaction, blockNumber, confirmedAt } });
         state.batchesSettled += 1;
         state.paymentsSettled += batch.paymentIds.length;
         return;
@@ -60,7 +63,7 @@ async function settle(batch: Batch, maxAttempts: number, state: ShardState): Pro
       if (outcome.status === 'reverted' && attempt >= maxAttempts) {
         log.error('batch failed after retries', { batchId, attempts: attempt });
         const failureReason = `settlement_reverted: batch transaction reverted ${attempt} times`;
-        await acts.endShardBatch({ ...batch, outcome: { status: 'FAILED', batchId, failureReason, transaction: outcome.transaction } });
+        await batchStep.endShardBatch({ ...batch, outcome: { status: 'FAILED', batchId, failureReason, transaction: outcome.transaction } });
         return;
       }
       await sleep(outcome.status === 'reverted' ? `${5 * attempt} seconds` : '1 second');
