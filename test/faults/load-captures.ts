@@ -1,3 +1,5 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { planArrivals, runOpenLoop, type CaptureRecord, type OpenLoopResult } from '../../bench/open-loop.js';
 import { mapPool } from '../../bench/stats.js';
 import { prepareVouchers, type PreparedVoucher, type VoucherSource } from '../../bench/vouchers.js';
@@ -87,6 +89,16 @@ export function firstAnswersOf(sent: readonly Sent[]): FirstAnswers {
 /** Captures refused for good on their first answer (neither shed nor unanswered). */
 export function refusedForGood(sent: readonly Sent[]): Sent[] {
   return sent.filter((s) => s.record.outcome === 'error' && !s.record.code?.startsWith('network'));
+}
+
+/** The API processes' logged request failures (500s), for an assertion's message: what the answer alone does not say. */
+export function loggedRequestFailures(dataDir: string, max = 5): string[] {
+  const dir = join(dataDir, 'logs');
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((f) => f.startsWith('api') && f.endsWith('.log'))
+    .flatMap((f) => readFileSync(join(dir, f), 'utf8').split('\n').filter((line) => line.includes('"msg":"request failed"')).map((line) => `${f}: ${line}`))
+    .slice(0, max);
 }
 
 /** The answer a merchant finally gets by retrying the same capture (same key, same body) while it answers 503, 429 or nothing. */

@@ -15,7 +15,7 @@ import { startExtraWorker, type ExtraWorker } from '../helpers/extra-api.js';
 import { assertLedgerAgrees } from '../helpers/ledger.js';
 import { paymentSettledEvent, type World } from '../helpers/world.js';
 import { useIsolatedStack } from '../support/isolated-stack.js';
-import { awaitSettlements, capturedPayment, firstAnswersOf, loadParties, planLoad, refusedForGood, retryUntilDecided, runLoad } from './load-captures.js';
+import { awaitSettlements, capturedPayment, firstAnswersOf, loadParties, planLoad, loggedRequestFailures, refusedForGood, retryUntilDecided, runLoad } from './load-captures.js';
 import { SecondApi } from './load-faults.js';
 
 /**
@@ -184,7 +184,7 @@ describe(`fault: scale-out, two APIs and two workers with their own settler keys
     const windowStart = Math.min(...loads.map((l) => l.startEpochMs));
 
     const firstAnswers = firstAnswersOf(sent);
-    assert.equal(firstAnswers.otherRefusals, 0, `no capture of a valid voucher is refused for good: ${JSON.stringify(refusedForGood(sent).map((s) => s.record).slice(0, 3))}`);
+    assert.equal(firstAnswers.otherRefusals, 0, `no capture of a valid voucher is refused for good: ${JSON.stringify(refusedForGood(sent).map((s) => s.record).slice(0, 3))}; logged ${loggedRequestFailures(stack.dataDir).join(' | ')}`);
     const undecided = sent.filter((s) => s.record.outcome !== 'accepted');
     const retried = await mapPool(undecided, 8, async (s) => ({ s, answer: await retryUntilDecided(apis[0]!, s.voucher) }));
     for (const r of retried) assert.equal(r.answer.status, 200, `a retry of the same capture is accepted: ${JSON.stringify(r.answer)}`);

@@ -8,7 +8,7 @@ import { assertLedgerAgrees } from '../helpers/ledger.js';
 import type { World } from '../helpers/world.js';
 import { useIsolatedStack } from '../support/isolated-stack.js';
 import { creditPool } from './credit-pool.js';
-import { awaitSettlements, capturedPayment, firstAnswersOf, loadParties, planLoad, refusedForGood, retryUntilDecided, runLoad } from './load-captures.js';
+import { awaitSettlements, capturedPayment, firstAnswersOf, loadParties, planLoad, loggedRequestFailures, refusedForGood, retryUntilDecided, runLoad } from './load-captures.js';
 import { FAULT_KINDS, FAULT_LABELS, inject, SecondApi, type FaultKind, type FaultTargets } from './load-faults.js';
 
 /**
@@ -89,7 +89,7 @@ describe(`fault: every part of the stack killed while captures flow (${LONG ? '5
     assert.ok(faults.every((f) => f.endEpochMs <= windowEnd), 'every fault happened while the load flowed (widen SLOT_MS otherwise)');
 
     const firstAnswers = firstAnswersOf(sent);
-    assert.equal(firstAnswers.otherRefusals, 0, `no capture of a valid voucher is refused for good: ${JSON.stringify(refusedForGood(sent).map((s) => s.record).slice(0, 3))}`);
+    assert.equal(firstAnswers.otherRefusals, 0, `no capture of a valid voucher is refused for good: ${JSON.stringify(refusedForGood(sent).map((s) => s.record).slice(0, 3))}; faults so far ${JSON.stringify(faults.map((f) => ({ kind: f.kind, fromMs: f.startEpochMs - Math.min(...loads.map((l) => l.startEpochMs)), toMs: f.endEpochMs - Math.min(...loads.map((l) => l.startEpochMs)) })))}; logged ${loggedRequestFailures(stack.dataDir).join(' | ')}`);
 
     // A refused capture must leave nothing, or leave exactly what a retry with its key then shows the merchant.
     const refusals = sent.filter((s) => s.record.outcome === 'shed_unavailable' || s.record.outcome === 'shed_rate_limited');
