@@ -13,5 +13,17 @@ const INSTRUCTIONS =
 export function createMcpServer(rt: ToolRuntime): McpServer {
   const server = new McpServer(SERVER_INFO, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
   for (const def of TOOLS) registerTool(server, def, rt);
+  closeToolPrototypeLookup(server);
   return server;
+}
+
+/**
+ * The SDK looks a called tool up with `registeredTools[name]` on a plain object, so a call to
+ * `valueOf`, `constructor` or `__proto__` finds an Object.prototype member and answers
+ * "Tool valueOf disabled" instead of "not found". Cutting the registry's prototype makes every
+ * name that is not one of ours unknown (test/unit/mcp-server-tool-names.test.ts pins it).
+ */
+function closeToolPrototypeLookup(server: McpServer): void {
+  const registry = (server as unknown as { _registeredTools?: unknown })._registeredTools;
+  if (typeof registry === 'object' && registry !== null) Object.setPrototypeOf(registry, null);
 }
