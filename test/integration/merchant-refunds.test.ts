@@ -21,6 +21,14 @@ describe('merchant: refunds of CONFIRMED payments', function () {
 
   const debtOf = (borrowerId: string) =>
     w.publicClient.readContract({ address: w.settlement, abi: creditSettlementAbi, functionName: 'debtOf', args: [uuidToBytes32(borrowerId) as Hex] });
+  const bookedDebtReaches = async (expected: number): Promise<number> => {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const booked = (await findBorrower(w.store.c, b.borrowerId))!.debt;
+      if (booked === expected || Date.now() > deadline) return booked;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  };
   const balanceOf = (who: Hex) => w.publicClient.readContract({ address: w.asset, abi: [erc20BalanceOf], functionName: 'balanceOf', args: [who] });
 
   before(async function () {
@@ -38,7 +46,8 @@ describe('merchant: refunds of CONFIRMED payments', function () {
   it('a partial and then a full refund lower the on-chain debt by exactly the refunded sum; a third is refused', async function () {
     const [p] = paid as [string];
     const debt0 = await debtOf(b.borrowerId);
-    const booked0 = (await findBorrower(w.store.c, b.borrowerId))!.debt;
+    // A poll says CONFIRMED from the confirmation's batch record; the batch end books the debt a moment later.
+    const booked0 = await bookedDebtReaches(Number(debt0));
     const payout0 = await balanceOf(m.payoutAddress);
     const hook = await call(w, 'POST', '/facilitator/webhook-endpoints', { token: m.apiKey, body: { url: 'https://127.0.0.1:9/refunds' } });
     assert.equal(hook.status, 201, JSON.stringify(hook.json));
