@@ -17,8 +17,10 @@ describe('settlement: crashes lose and duplicate nothing', function () {
       const parties = await newParties(w, `Durability ${moment}`);
       const payments = await capturePayments(w, parties, [101n, 202n, 303n, 404n, 505n, 606n]);
       if (moment === 'while the batch is in flight') {
-        // SUBMITTED, not merely claimed: a kill inside submitBatch costs its 30 s start-to-close (test:faults covers it).
-        await waitForAny(w, payments, 'SUBMITTED', (d) => d.status === 'SUBMITTED', 30_000);
+        // Sent, not merely claimed: a kill inside submitBatch costs its start-to-close (test:faults covers it).
+        // anvil mines at once, so SUBMITTED can last less than one poll; CONFIRMED by the batch record
+        // means the batch end (credit, projections, signals) is still running or about to.
+        await waitForAny(w, payments, 'sent', (d) => d.status === 'SUBMITTED' || d.status === 'CONFIRMED', 30_000);
       }
       await stack.killWorker('SIGKILL');
       await new Promise((r) => setTimeout(r, 1500));
