@@ -87,6 +87,20 @@ export function embeddedGoEnv(env: NodeJS.ProcessEnv = process.env): NodeJS.Proc
   return { ...env, GOGC: env.GOGC ?? EMBEDDED_GOGC };
 }
 
+/**
+ * The stack's Node processes (API, worker) get a 64 MiB young generation instead of V8's 16 MiB:
+ * each payment allocates short-lived request, BSON and workflow-activation objects, and a larger
+ * nursery lets more of them die there instead of being promoted and marked. Three interleaved
+ * bench pairs (docs/scaling.md): 1.3-2.0 ms less CPU per payment, worker and API both lower.
+ * An operator's own --max-semi-space-size in NODE_OPTIONS wins.
+ */
+export const STACK_NODE_YOUNG_GENERATION = '--max-semi-space-size=64';
+
+export function stackNodeOptions(existing: string | undefined): string {
+  if (existing && /--max-semi-space-size\b/.test(existing)) return existing;
+  return existing ? `${STACK_NODE_YOUNG_GENERATION} ${existing}` : STACK_NODE_YOUNG_GENERATION;
+}
+
 export function localMongoUri(port: number): string {
   return `mongodb://${LOCALHOST}:${port}/`;
 }

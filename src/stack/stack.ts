@@ -2,7 +2,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { baseUrl, loadEnv, mcpUrl, publicOrigin, type Env } from '../config/env.js';
 import { dataDir as resolveDataDir, projectRoot } from '../config/paths.js';
-import { parseHostPort } from './args.js';
+import { parseHostPort, stackNodeOptions } from './args.js';
 import { ensureDeployment, type ChainSetup } from './deployment.js';
 import { ensureDevMerchantJwt, type DevMerchantJwt } from './devkeys.js';
 import { ensureSecretsKeyFile } from '../store/secret-box.js';
@@ -129,6 +129,7 @@ export async function startStack(options: StackOptions = {}): Promise<StackHandl
       DEPLOY_BLOCK: chain.deployBlock,
       SETTLER_PRIVATE_KEY: chain.settlerPrivateKey,
       SETTLER_ADDRESS: chain.settlerAddress,
+      NODE_OPTIONS: stackNodeOptions(source.NODE_OPTIONS),
       ...(ownJwt ? { MERCHANT_JWT_ISSUER: devJwt.issuer, MERCHANT_JWT_PUBLIC_JWK: JSON.stringify(devJwt.publicJwk) } : {}),
     };
     const { SETTLER_PRIVATE_KEY: _key, ...apiEnv } = env;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { anvilArgs, embeddedGoEnv, ferretdbArgs, mongodArgs, parseHostPort, redactUri, temporalArgs } from '../../src/stack/args.js';
+import { anvilArgs, embeddedGoEnv, ferretdbArgs, mongodArgs, parseHostPort, redactUri, stackNodeOptions, temporalArgs } from '../../src/stack/args.js';
 import { goCommand } from '../../src/stack/gobuild.js';
 import { withFileLock } from '../../src/stack/lock.js';
 import { freePort, spawnManaged, waitForPort } from '../../src/stack/processes.js';
@@ -89,10 +89,13 @@ describe('stack tools', () => {
     assert.deepEqual(ferretdbArgs({ port: 1, dataDir: '/f', synchronous: 'full' }).slice(-2), ['-synchronous', 'full']);
   });
 
-  it('runs the embedded Go servers at GOGC=400 unless the operator set GOGC', () => {
+  it('runs the embedded Go servers at GOGC=400 and the Node ones with a 64 MiB young generation, unless the operator set their own', () => {
     assert.equal(embeddedGoEnv({ PATH: '/bin' }).GOGC, '400');
     assert.equal(embeddedGoEnv({ PATH: '/bin' }).PATH, '/bin');
     assert.equal(embeddedGoEnv({ GOGC: '100' }).GOGC, '100');
+    assert.equal(stackNodeOptions(undefined), '--max-semi-space-size=64');
+    assert.equal(stackNodeOptions('--enable-source-maps'), '--max-semi-space-size=64 --enable-source-maps');
+    assert.equal(stackNodeOptions('--max-semi-space-size=16'), '--max-semi-space-size=16', "an operator's young generation wins");
   });
 
   it('parses addresses and hides credentials', () => {
