@@ -1,24 +1,59 @@
 import { isGrpcServiceError, ServiceError } from '@temporalio/client';
-import { MongoNetworkError, MongoServerError, MongoServerSelectionError } from 'mongodb';
+import { MongoError, MongoErrorLabel, MongoNetworkError, MongoServerError, MongoServerSelectionError, MongoWriteConcernError } from 'mongodb';
 import { FencedOut } from '../store/fencing.js';
 import { LeaseBusy } from '../store/lease-lock.js';
 
-const GRPC_UNAVAILABLE = 14;
-const GRPC_DEADLINE_EXCEEDED = 4;
+/** gRPC codes a retry can cure: the server away, too slow, or shedding load (Temporal's rate limits). */
+const GRPC_RETRYABLE = new Set([
+  14, // UNAVAILABLE
+  4, // DEADLINE_EXCEEDED
+  8, // RESOURCE_EXHAUSTED
+]);
 
-/** Temporal could not be reached (server down or restarting) within the client's own retries. */
+/**
+ * Server error codes the MongoDB retryable-writes specification names as retryable: a primary
+ * stepping down or restarting, a node unreachable or recovering. A replica-set failover answers
+ * these for a few seconds; a retry reaches the new primary.
+ */
+const MONGO_RETRYABLE_CODES = new Set([
+  6, // HostUnreachable
+  7, // HostNotFound
+  89, // NetworkTimeout
+  91, // ShutdownInProgress
+  189, // PrimarySteppedDown
+  262, // ExceededTimeLimit
+  9001, // SocketException
+  10107, // NotWritablePrimary
+  11600, // InterruptedAtShutdown
+  11602, // InterruptedDueToReplStateChange
+  13435, // NotPrimaryNoSecondaryOk
+  13436, // NotPrimaryOrSecondary
+  134, // ReadConcernMajorityNotAvailableYet
+]);
+
+const MONGO_RETRYABLE_LABELS = [MongoErrorLabel.RetryableWriteError, MongoErrorLabel.TransientTransactionError, MongoErrorLabel.PoolRequestedRetry, MongoErrorLabel.ResetPool];
+
+/** Temporal could not be reached (server down, restarting or overloaded) within the client's own retries. */
 export function isTemporalUnreachable(err: unknown): boolean {
   const grpc = err instanceof ServiceError ? err.cause : err;
-  return isGrpcServiceError(grpc) && (grpc.code === GRPC_UNAVAILABLE || grpc.code === GRPC_DEADLINE_EXCEEDED);
+  return isGrpcServiceError(grpc) && GRPC_RETRYABLE.has(grpc.code);
+}
+
+function isMongoTransient(err: unknown): boolean {
+  if (err instanceof MongoNetworkError || err instanceof MongoServerSelectionError) return true;
+  if (!(err instanceof MongoError)) return false;
+  if (MONGO_RETRYABLE_LABELS.some((label) => err.hasErrorLabel(label))) return true;
+  const code = err instanceof MongoWriteConcernError ? (err.result?.writeConcernError?.code ?? err.code) : err.code;
+  if (typeof code === 'number' && MONGO_RETRYABLE_CODES.has(code)) return true;
+  return err instanceof MongoServerError && /SQLITE_BUSY|database is locked/.test(err.message);
 }
 
 /**
- * Failures of a dependency that a retry can cure: Temporal unreachable, the store busy or
- * unreachable, a store lease held too long or taken over mid-write (FencedOut). They answer 503 with Retry-After instead of 500. The
- * Idempotency-Key a capture claimed stays bound, so the retry with the same key resumes it.
+ * Failures of a dependency that a retry can cure: Temporal unreachable or shedding load, the
+ * store busy, unreachable or failing over, a store lease held too long or taken over mid-write
+ * (FencedOut). They answer 503 with Retry-After instead of 500. The Idempotency-Key a capture
+ * claimed stays bound, so the retry with the same key resumes it.
  */
 export function isTransientDependencyError(err: unknown): boolean {
-  if (err instanceof LeaseBusy || err instanceof FencedOut || isTemporalUnreachable(err)) return true;
-  if (err instanceof MongoNetworkError || err instanceof MongoServerSelectionError) return true;
-  return err instanceof MongoServerError && /SQLITE_BUSY|database is locked/.test(err.message);
+  return err instanceof LeaseBusy || err instanceof FencedOut || isTemporalUnreachable(err) || isMongoTransient(err);
 }
