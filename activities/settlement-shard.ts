@@ -186,7 +186,7 @@ export function createShardActivities(deps: ShardActivityDeps) {
       await recordBatchProjections(c, entries.map((e) => e._id), o);
       await recordLedgerLines(c, entries.map((e) => ledgerLineOf(finalReceipt(e, o))));
       await emitWebhookEvents(emitDeps, ref.batchId, entries, o);
-      await notifyPayments(deps.temporal, deps.taskQueue, entries, o, { spreadMs: deps.settings.notifySpreadMs ?? 0, heartbeat: () => Context.current().heartbeat() });
+      await notifyPayments(deps.temporal, deps.taskQueue, entries, o, { spreadMs: deps.settings.notifySpreadMs ?? 0 });
       await removeFromQueues(c, ref.queues, ref.paymentIds);
       deps.accepted.forget(ref.paymentIds);
       items.delete(ref.batchId);

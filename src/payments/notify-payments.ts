@@ -22,7 +22,7 @@ export async function notifyPayments(
   taskQueue: string,
   entries: readonly SettlementQueueDoc[],
   outcome: PaymentOutcome,
-  pace: { spreadMs: number; heartbeat?: () => void } = { spreadMs: 0 },
+  pace: { spreadMs: number } = { spreadMs: 0 },
 ): Promise<void> {
   const started = Date.now();
   let next = 0;
@@ -32,7 +32,6 @@ export async function notifyPayments(
       const wait = started + notifyOffsetMs(i, entries.length, pace.spreadMs) - Date.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       await notifyOne(client, taskQueue, entries[i] as SettlementQueueDoc, outcome);
-      pace.heartbeat?.();
     }
   };
   await Promise.all(Array.from({ length: Math.min(IN_FLIGHT, entries.length) }, worker));

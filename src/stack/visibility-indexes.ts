@@ -1,6 +1,8 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 
+const run = promisify(execFile);
+
 /**
  * Indexes of the dev server's SQLite visibility table (Temporal 1.29's schema, the pinned CLI's)
  * that neither this product, its tests and bench, the Web UI's default views nor the server's own
@@ -57,12 +59,12 @@ export function visibilityTrimArgs(dbFile: string, indexes: readonly string[] = 
 
 /** Drops the unused indexes from our own dev server's file; idempotent, safe while it runs. */
 export async function trimVisibilityIndexes(tool: string, dbFile: string): Promise<string> {
-  const { stdout } = await promisify(execFile)(tool, visibilityTrimArgs(dbFile), { timeout: 30_000 });
+  const { stdout } = await run(tool, visibilityTrimArgs(dbFile), { timeout: 30_000 });
   return stdout.trim();
 }
 
 /** The visibility table's index names as they are now (for checks and operators). */
 export async function listVisibilityIndexes(tool: string, dbFile: string): Promise<string[]> {
-  const { stdout } = await promisify(execFile)(tool, ['-db', dbFile, '-list'], { timeout: 30_000 });
+  const { stdout } = await run(tool, ['-db', dbFile, '-list'], { timeout: 30_000 });
   return stdout.split('\n').filter((line) => line !== '');
 }
