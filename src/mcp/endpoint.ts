@@ -16,6 +16,7 @@ import {
   parseError,
   payloadTooLarge,
   unauthorized,
+  unavailable,
   unsupportedMediaType,
   unsupportedProtocolVersion,
   type McpHttpError,
@@ -24,6 +25,7 @@ import { resourceMetadataUrl } from './metadata.js';
 import { cleanRpcErrors, transportRefusal } from './rpc-answers.js';
 import { findScopeShortfall, stepUpScopes } from './scope-gate.js';
 import { createMcpServer } from './server.js';
+import { isTransientDependencyError } from '../api/transient-errors.js';
 
 function parseJson(text: string): unknown {
   try {
@@ -107,6 +109,10 @@ export function mcpEndpoint(deps: AppDeps) {
       auth = await authenticateBorrower(deps, ctx.get('authorization') || undefined);
     } catch (err) {
       // The grant lookup could not reach the store: neither accepted nor refused.
+      if (isTransientDependencyError(err)) {
+        deps.logger.warn('mcp auth: dependency unavailable', { requestId, error: err });
+        return send(ctx, unavailable(requestId));
+      }
       deps.logger.error('mcp auth failed', { requestId, error: err });
       return send(ctx, internalError(requestId));
     }

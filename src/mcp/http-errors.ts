@@ -11,7 +11,7 @@ export interface McpHttpError {
 /** The `data.code` of every non-2xx answer at /mcp (docs/agent-side.md). */
 export const MCP_HTTP_ERROR_CODES = [
   'UNAUTHENTICATED', 'INSUFFICIENT_SCOPE', 'METHOD_NOT_ALLOWED', 'NOT_ACCEPTABLE', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'HEADERS_TOO_LARGE',
-  'INVALID_REQUEST', 'INTERNAL',
+  'INVALID_REQUEST', 'UNAVAILABLE', 'INTERNAL',
 ] as const;
 export type McpHttpErrorCode = (typeof MCP_HTTP_ERROR_CODES)[number];
 
@@ -101,6 +101,13 @@ export function parseError(requestId: string): McpHttpError {
 /** A JSON body JSON-RPC cannot take as a request (JSON-RPC "Invalid Request"). */
 export function invalidRequest(message: string, requestId: string): McpHttpError {
   return mcpHttpError(400, 'INVALID_REQUEST', message, requestId, { rpcCode: INVALID_REQUEST });
+}
+
+/** 503: a dependency (the store, Temporal) is away or busy for a moment; the same request can be sent again. */
+export function unavailable(requestId: string, retryAfterSeconds = 1): McpHttpError {
+  return mcpHttpError(503, 'UNAVAILABLE', 'A dependency is briefly unavailable. Retry after the Retry-After delay.', requestId, {
+    headers: { 'Retry-After': String(retryAfterSeconds) },
+  });
 }
 
 export function internalError(requestId: string): McpHttpError {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { bearerChallenge, insufficientScope, unauthorized } from '../../src/mcp/http-errors.js';
+import { bearerChallenge, insufficientScope, unauthorized, unavailable } from '../../src/mcp/http-errors.js';
 import { findScopeShortfall, stepUpScopes } from '../../src/mcp/scope-gate.js';
 
 const call = (name: string, id: number | string = 1) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {} } });
@@ -53,5 +53,13 @@ describe('mcp challenges', function () {
     const wider = insufficientScope('http://h/m', { tool: 'claim_handle', needed: ['handle:claim'], missing: ['handle:claim'], request: ['borrower:token', 'handle:claim'] }, 'req_1', 3);
     assert.match(wider.headers['WWW-Authenticate'] ?? '', /scope="borrower:token handle:claim"/, 'the challenge names what to request');
     assert.equal(wider.body.error.data.scope, 'handle:claim', 'data.scope: what the tool needs');
+  });
+
+  it('answers a store away during the token check with 503 UNAVAILABLE and Retry-After, in the JSON-RPC error shape', function () {
+    const e = unavailable('req_2');
+    assert.equal(e.status, 503);
+    assert.equal(e.headers['Retry-After'], '1');
+    assert.deepEqual(e.body.error.data, { code: 'UNAVAILABLE', requestId: 'req_2' });
+    assert.equal(e.body.jsonrpc, '2.0');
   });
 });

@@ -5,6 +5,7 @@ import type { AppDeps } from '../../api/deps.js';
 import { ToolError } from '../../agents/errors.js';
 import { FencedOut } from '../../store/fencing.js';
 import { LeaseBusy } from '../../store/lease-lock.js';
+import { isTransientDependencyError } from '../../api/transient-errors.js';
 import type { BorrowerPrincipal } from '../../agents/types.js';
 import { missingScopes, TOOL_SCOPES, type ToolName } from '../../domain/onboarding.js';
 import { principalFromAuthInfo } from '../auth.js';
@@ -77,8 +78,14 @@ export async function runTool(def: ToolDefinition<InputSchema>, rt: ToolRuntime,
     rt.record.set(extra.requestId, { tool: def.name, outcome: 'ok' });
     return okResult(def, output);
   } catch (thrown) {
-    // A store lock that stayed busy is the "retry shortly" every tool already documents.
-    const err = thrown instanceof LeaseBusy || thrown instanceof FencedOut ? new ToolError('UNAVAILABLE', 'the borrower record is busy; retry shortly') : thrown;
+    // A store lock that stayed busy, or a store or Temporal away for a moment, is the "retry
+    // shortly" every tool already documents.
+    const err =
+      thrown instanceof LeaseBusy || thrown instanceof FencedOut
+        ? new ToolError('UNAVAILABLE', 'the borrower record is busy; retry shortly')
+        : isTransientDependencyError(thrown)
+          ? new ToolError('UNAVAILABLE', 'a dependency is briefly unavailable; retry shortly')
+          : thrown;
     if (err instanceof ToolError) {
       rt.record.set(extra.requestId, { tool: def.name, outcome: 'tool_error', errorCode: err.code });
       return errorResult(err.toJSON().error);
