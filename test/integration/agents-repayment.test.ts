@@ -9,6 +9,7 @@ import { testUsdcAbi, creditSettlementAbi } from '../../src/chain/abi.js';
 import { makeChainClients } from '../../src/chain/clients.js';
 import { uuidToBytes32 } from '../../src/domain/ids.js';
 import { agentDeps, onboardBorrower, prepareAndSign, signAndSubmit } from '../helpers/onboarding.js';
+import { until } from '../helpers/until.js';
 import { capture, newMerchant, pollUntil, world, type World } from '../helpers/world.js';
 
 describe('agents: execute_repayment through the repayment workflow', function () {
@@ -23,17 +24,6 @@ describe('agents: execute_repayment through the repayment workflow', function ()
 
   const debtOnChain = (borrowerId: string) =>
     w.publicClient.readContract({ address: w.settlement, abi: creditSettlementAbi, functionName: 'debtOf', args: [uuidToBytes32(borrowerId)] });
-
-  async function until<T>(what: string, read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 60_000): Promise<T> {
-    const deadline = Date.now() + timeoutMs;
-    let v = await read();
-    while (!ok(v)) {
-      if (Date.now() > deadline) throw new Error(`${what}: last ${JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? x.toString() : x))}`);
-      await new Promise((r) => setTimeout(r, 250));
-      v = await read();
-    }
-    return v;
-  }
 
   it('a confirmed capture books debt; a signed repayment lowers it on chain and restores available credit', async function () {
     this.timeout(180_000);

@@ -9,6 +9,7 @@ import { uuidToBytes32 } from '../../src/domain/ids.js';
 import { findBorrower } from '../../src/store/borrowers.js';
 import { reserveRefund } from '../../src/store/refunds.js';
 import { refund, refundUntil, signedRefund } from '../helpers/refunds.js';
+import { until } from '../helpers/until.js';
 import { call, capture, erc20BalanceOf, newBorrower, newMerchant, newVoucher, pollUntil, UNTHROTTLED, type TestBorrower, type TestMerchant, type World, world } from '../helpers/world.js';
 
 describe('merchant: refunds of CONFIRMED payments', function () {
@@ -21,14 +22,6 @@ describe('merchant: refunds of CONFIRMED payments', function () {
 
   const debtOf = (borrowerId: string) =>
     w.publicClient.readContract({ address: w.settlement, abi: creditSettlementAbi, functionName: 'debtOf', args: [uuidToBytes32(borrowerId) as Hex] });
-  const bookedDebtReaches = async (expected: number): Promise<number> => {
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const booked = (await findBorrower(w.store.c, b.borrowerId))!.debt;
-      if (booked === expected || Date.now() > deadline) return booked;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  };
   const balanceOf = (who: Hex) => w.publicClient.readContract({ address: w.asset, abi: [erc20BalanceOf], functionName: 'balanceOf', args: [who] });
 
   before(async function () {
@@ -47,7 +40,7 @@ describe('merchant: refunds of CONFIRMED payments', function () {
     const [p] = paid as [string];
     const debt0 = await debtOf(b.borrowerId);
     // A poll says CONFIRMED from the confirmation's batch record; the batch end books the debt a moment later.
-    const booked0 = await bookedDebtReaches(Number(debt0));
+    const booked0 = await until('debt booked', async () => (await findBorrower(w.store.c, b.borrowerId))!.debt, (d) => d === Number(debt0), 30_000);
     const payout0 = await balanceOf(m.payoutAddress);
     const hook = await call(w, 'POST', '/facilitator/webhook-endpoints', { token: m.apiKey, body: { url: 'https://127.0.0.1:9/refunds' } });
     assert.equal(hook.status, 201, JSON.stringify(hook.json));

@@ -55,6 +55,16 @@ function okResult(def: ToolDefinition<InputSchema>, output: object): CallToolRes
   };
 }
 
+/**
+ * A store lock that stayed busy, or a store or Temporal away for a moment: the "retry shortly"
+ * every tool already documents.
+ */
+function retryLater(thrown: unknown): ToolError | undefined {
+  if (thrown instanceof LeaseBusy || thrown instanceof FencedOut) return new ToolError('UNAVAILABLE', 'the borrower record is busy; retry shortly');
+  if (isTransientDependencyError(thrown)) return new ToolError('UNAVAILABLE', 'a dependency is briefly unavailable; retry shortly');
+  return undefined;
+}
+
 export async function runTool(def: ToolDefinition<InputSchema>, rt: ToolRuntime, input: unknown, extra: { authInfo?: Parameters<typeof principalFromAuthInfo>[0]; requestId: string | number }): Promise<CallToolResult> {
   const principal = principalFromAuthInfo(extra.authInfo);
   if (!principal) {
@@ -78,14 +88,7 @@ export async function runTool(def: ToolDefinition<InputSchema>, rt: ToolRuntime,
     rt.record.set(extra.requestId, { tool: def.name, outcome: 'ok' });
     return okResult(def, output);
   } catch (thrown) {
-    // A store lock that stayed busy, or a store or Temporal away for a moment, is the "retry
-    // shortly" every tool already documents.
-    const err =
-      thrown instanceof LeaseBusy || thrown instanceof FencedOut
-        ? new ToolError('UNAVAILABLE', 'the borrower record is busy; retry shortly')
-        : isTransientDependencyError(thrown)
-          ? new ToolError('UNAVAILABLE', 'a dependency is briefly unavailable; retry shortly')
-          : thrown;
+    const err = retryLater(thrown) ?? thrown;
     if (err instanceof ToolError) {
       rt.record.set(extra.requestId, { tool: def.name, outcome: 'tool_error', errorCode: err.code });
       return errorResult(err.toJSON().error);
