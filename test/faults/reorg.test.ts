@@ -21,8 +21,11 @@ async function staysSubmitted(w: World, payments: CapturedPayment[], ms: number,
 
 describe(`fault: a chain reorg while a batch is being confirmed (CONFIRMATIONS=${CONFIRMATIONS})`, function () {
   this.timeout(300_000);
-  // One settlement shard: the test reorganises the blocks around one settleBatch transaction.
-  const env = useIsolatedStack({ env: { CONFIRMATIONS: String(CONFIRMATIONS), BATCH_MAX_WAIT_MS: '200', SETTLEMENT_SHARDS: '1' } });
+  // One settlement shard whose batches close when full (each test captures 3): the test reorganises the
+  // blocks around one settleBatch transaction that holds all of its payments, however slowly they arrive.
+  const env = useIsolatedStack({
+    env: { CONFIRMATIONS: String(CONFIRMATIONS), SETTLEMENT_SHARDS: '1', BATCH_MAX_PAYMENTS: '3', BATCH_MAX_WAIT_MS: '60000' },
+  });
 
   beforeEach(async function () {
     // Blocks only when the test mines them.
@@ -66,7 +69,7 @@ describe(`fault: a chain reorg while a batch is being confirmed (CONFIRMATIONS=$
   it('dropped by a 2-block reorg: never CONFIRMED off the orphaned block; the batch is sent again and settles once', async function () {
     const { world: w, chain } = env();
     const parties = await newParties(w, 'Reorg dropped merchant');
-    const payments = await capturePayments(w, parties, [6101n, 6102n]);
+    const payments = await capturePayments(w, parties, [6101n, 6102n, 6103n]);
 
     const { tx } = await broadcastAndMine(w, payments, 2);
     await chain.reorg(2);
