@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { anvilArgs, embeddedGoEnv, type SqliteSynchronous, ferretdbArgs, LOCALHOST, localMongoUri, mongodArgs, temporalArgs } from './args.js';
 import { assertPortFree, portOpen, spawnManaged, waitForPort, waitUntil, type ExitInfo, type ManagedProcess, type SpawnOptions } from './processes.js';
 import { chainId, mongoPing, temporalReady } from './probes.js';
-import { resolveAnvil, resolveFerretdbLauncher, resolveGoTool, resolveMongod, resolveTemporal } from './tools.js';
+import { ensureStackTools, resolveAnvil, resolveMongod } from './tools.js';
 import { trimVisibilityIndexes } from './visibility-indexes.js';
 
 export interface InfraOptions {
@@ -46,6 +46,8 @@ export interface Infra {
   restartTemporal(opts?: TemporalRestart): Promise<void>;
   /** The same for our store (FerretDB or mongod) on its data directory; an external store is not ours to restart. */
   restartStore(opts?: ServerRestart): Promise<void>;
+  /** The same for our anvil on its state file (what it wrote last: every few seconds, and at a graceful stop). */
+  restartChain(opts?: ServerRestart): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -60,11 +62,14 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
   mkdirSync(dataDir, { recursive: true });
   const timeoutMs = opts.readyTimeoutMs ?? 120_000;
 
-  const temporalBin = await resolveTemporal({ cliPath: opts.temporal.cliPath, log, signal: opts.signal });
-  const visibilityTrimmer = await resolveGoTool('temporal-visibility', { log, signal: opts.signal });
   const mongod = opts.mongo.uri ? undefined : resolveMongod();
   const mongoKind: MongoKind = opts.mongo.uri ? 'external' : mongod ? 'mongod' : 'ferretdb';
-  const ferretdb = mongoKind === 'ferretdb' ? await resolveFerretdbLauncher({ log, signal: opts.signal }) : undefined;
+  const { temporal: temporalBin, visibilityTrimmer, ferretdb } = await ensureStackTools({
+    cliPath: opts.temporal.cliPath,
+    ferretdb: mongoKind === 'ferretdb',
+    log,
+    signal: opts.signal,
+  });
   const anvil = opts.chain.rpcUrl ? undefined : resolveAnvil();
 
   const headless = opts.temporal.headless ?? false;
@@ -115,27 +120,30 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
       : undefined;
   const storeAnswers = (store: ManagedProcess | undefined, waitSignal: AbortSignal | undefined) =>
     waitUntil(() => mongoPing(mongoUri), { what: `MongoDB ping (${mongoKind})`, proc: store, timeoutMs, intervalMs: 300, signal: waitSignal });
+  const chainSpec: SpawnOptions | undefined = anvil
+    ? {
+        name: 'anvil',
+        command: anvil,
+        args: anvilArgs({
+          port: opts.chain.port,
+          chainId: opts.chain.chainId,
+          stateFile: join(dataDir, 'anvil-state.json'),
+          stateIntervalSeconds: opts.chain.stateIntervalSeconds ?? 5,
+        }),
+      }
+    : undefined;
+  const chainAnswers = (chain: ManagedProcess | undefined, waitSignal: AbortSignal | undefined) =>
+    waitUntil(async () => (await chainId(rpcUrl)) > 0, { what: `eth_chainId at ${rpcUrl}`, proc: chain, timeoutMs, intervalMs: 200, signal: waitSignal });
   try {
     const temporal = start(temporalSpec);
     if (mongod) mkdirSync(join(dataDir, 'mongo'), { recursive: true });
     const store = storeSpec ? start(storeSpec) : undefined;
-    const chain = anvil
-      ? start({
-          name: 'anvil',
-          command: anvil,
-          args: anvilArgs({
-            port: opts.chain.port,
-            chainId: opts.chain.chainId,
-            stateFile: join(dataDir, 'anvil-state.json'),
-            stateIntervalSeconds: opts.chain.stateIntervalSeconds ?? 5,
-          }),
-        })
-      : undefined;
+    const chain = chainSpec ? start(chainSpec) : undefined;
 
     await Promise.all([
       temporalAnswers(temporal, signal).then(async () => log(`temporal: ${await trimVisibilityIndexes(visibilityTrimmer, temporalDb)}`)),
       storeAnswers(store, signal),
-      waitUntil(async () => (await chainId(rpcUrl)) > 0, { what: `eth_chainId at ${rpcUrl}`, proc: chain, timeoutMs, intervalMs: 200, signal }),
+      chainAnswers(chain, signal),
     ]).catch((err: unknown) => {
       failed.abort();
       throw err;
@@ -177,6 +185,10 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
     async restartStore(restart = {}) {
       if (!storeSpec) throw new Error('the store is external: not ours to restart');
       await restartOwn(storeSpec, opts.mongo.port, restart, (fresh) => storeAnswers(fresh, opts.signal));
+    },
+    async restartChain(restart = {}) {
+      if (!chainSpec) throw new Error('the chain is external: not ours to restart');
+      await restartOwn(chainSpec, opts.chain.port, restart, (fresh) => chainAnswers(fresh, opts.signal));
     },
     stop: () => stopAll(processes),
   };

@@ -52,6 +52,13 @@ export interface StackHandle {
   infra: Infra;
   readonly worker: ManagedProcess;
   readonly api: ManagedProcess;
+  /** Every process of ours now running, by its part name (temporal, ferretdb or mongod, anvil, worker, api). */
+  parts(): ManagedProcess[];
+  /**
+   * Starts a part again on its data and port, after it died (or kills it first if it still runs);
+   * resolves once it answers. The others reconnect by themselves.
+   */
+  restartPart(name: string): Promise<void>;
   restartWorker(): Promise<void>;
   killWorker(signal?: NodeJS.Signals): Promise<ExitInfo>;
   /** See Infra.restartTemporal: the worker and the API keep running and must reconnect by themselves. */
@@ -150,15 +157,17 @@ export async function startStack(options: StackOptions = {}): Promise<StackHandl
       return p;
     };
 
-    const [firstWorker, api] = await Promise.all([
-      startWorker(),
-      (async () => {
-        const p = spawnChild('api', apiEntry, apiEnv);
-        await waitForHttp(health, { proc: p, timeoutMs, signal, what: `the API health check at ${health}` });
-        return p;
-      })(),
-    ]);
-    let worker = firstWorker;
+    const startApi = async () => {
+      const p = spawnChild('api', apiEntry, apiEnv);
+      await waitForHttp(health, { proc: p, timeoutMs, signal, what: `the API health check at ${health}` });
+      return p;
+    };
+
+    let [worker, api] = await Promise.all([startWorker(), startApi()]);
+    const restartWorker = async () => {
+      await worker.stop(15_000);
+      worker = await startWorker();
+    };
     started = true;
 
     let stopping: Promise<void> | undefined;
@@ -183,11 +192,24 @@ export async function startStack(options: StackOptions = {}): Promise<StackHandl
       get worker() {
         return worker;
       },
-      api,
-      async restartWorker() {
-        await worker.stop(15_000);
-        worker = await startWorker();
+      get api() {
+        return api;
       },
+      parts: () => [...infra.processes, worker, api],
+      async restartPart(name: string) {
+        if (name === 'worker') return restartWorker();
+        if (name === 'api') {
+          await api.stop(15_000);
+          api = await startApi();
+          return;
+        }
+        const restart = { kill: true };
+        if (name === 'temporal') return infra.restartTemporal(restart);
+        if (name === 'anvil') return infra.restartChain(restart);
+        if (name === infra.mongoKind) return infra.restartStore(restart);
+        throw new Error(`${name} is not a part of this stack`);
+      },
+      restartWorker,
       async killWorker(sig: NodeJS.Signals = 'SIGKILL') {
         worker.kill(sig);
         return worker.exited;

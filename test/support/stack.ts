@@ -41,7 +41,7 @@ export async function testSource(dir: string, overrides: Record<string, string> 
 }
 
 /** A quiet, headless stack in `dir` that logs to <dir>/stack.log and <dir>/logs; prints the log tails if it fails to start. */
-export async function launchTestStack(dir: string, source: NodeJS.ProcessEnv, extra: Pick<StackOptions, 'childRpcUrl'> = {}): Promise<StackHandle> {
+export async function launchTestStack(dir: string, source: NodeJS.ProcessEnv, extra: Pick<StackOptions, 'childRpcUrl' | 'onUnexpectedExit'> = {}): Promise<StackHandle> {
   try {
     return await startStack({
       ...extra,

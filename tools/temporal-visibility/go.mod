@@ -2,7 +2,7 @@ module github.com/credit-facilitator/tools/temporal-visibility
 
 go 1.22
 
-require modernc.org/sqlite v1.34.1
+require modernc.org/sqlite v1.31.1
 
 require (
 	github.com/dustin/go-humanize v1.0.1 // indirect
