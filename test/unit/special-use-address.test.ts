@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { guardedJsonFetch } from '../../src/net/guarded-json-fetch.js';
 import { isPublicAddress } from '../../src/net/special-use-address.js';
-import { assertPublicDestination } from '../../src/webhooks/url-policy.js';
+import { assertAllowedDestination, PUBLIC_ONLY } from '../../src/webhooks/url-policy.js';
 
 /** Every IPv6 form that embeds an IPv4 address, written around 127.0.0.1, 10.0.0.1, 169.254.169.254 and 8.8.8.8. */
 const EMBEDDING_FORMS: Record<string, (v4: [number, number, number, number]) => string> = {
@@ -42,7 +42,7 @@ describe('special-use addresses: IPv6 forms that embed an IPv4 address', functio
 
   it('refuses them as webhook endpoints and as CIMD hosts', async function () {
     for (const host of ['[::127.0.0.1]', '[::ffff:0:127.0.0.1]', '[::ffff:0:a9fe:a9fe]', '[64:ff9b::10.0.0.1]', '[2002:7f00:1::1]']) {
-      await assert.rejects(assertPublicDestination(`https://${host}/h`, false), /private or loopback/, host);
+      await assert.rejects(assertAllowedDestination(`https://${host}/h`, PUBLIC_ONLY), /private or loopback/, host);
       const fetchDoc = guardedJsonFetch({ timeoutMs: 2_000, maxBytes: 1024, failureMemoryMs: 0 });
       await assert.rejects(fetchDoc(`https://${host}/client.json`), /is a private, loopback, link-local or otherwise non-public address/, host);
     }
