@@ -8,6 +8,7 @@ import { asksForHelp, parseFlags, type FlagOptions, type Flags } from './parse-f
 import { stackBackup, stackRestore } from './stack-commands.js';
 import { paymentsExport, paymentsReconcile } from './payment-commands.js';
 import { webhookAdd, webhookList, webhookRemove, webhookRotate } from './webhook-commands.js';
+import { webhookListen } from './webhook-listen.js';
 import { agentKeyRevoke, borrowerReinstate, borrowerShow, borrowerSuspend } from './borrower-commands.js';
 
 interface Command {
@@ -140,7 +141,7 @@ const COMMANDS: Record<string, Command> = {
     run: (ctx, f) => agentKeyRevoke(ctx, { ...(s(f, 'key') ? { key: s(f, 'key') } : {}) }),
   },
   'webhook add': {
-    usage: 'webhook add --merchant <merchantId> --url <https URL>',
+    usage: 'webhook add --merchant <merchantId> --url <https URL, or http://127.0.0.1:… in development mode>',
     summary: 'Register a webhook endpoint for a merchant (payment.confirmed, payment.failed, payment.voided, payment.refunded); prints its secret once.',
     options: { merchant: { type: 'string' }, url: { type: 'string' } },
     run: (ctx, f) => webhookAdd(ctx, { ...(s(f, 'merchant') ? { merchant: s(f, 'merchant') } : {}), ...(s(f, 'url') ? { url: s(f, 'url') } : {}) }),
@@ -163,6 +164,16 @@ const COMMANDS: Record<string, Command> = {
     summary: 'Delete a webhook endpoint; its pending deliveries stop.',
     options: { merchant: { type: 'string' }, endpoint: { type: 'string' } },
     run: (ctx, f) => webhookRemove(ctx, { ...(s(f, 'merchant') ? { merchant: s(f, 'merchant') } : {}), ...(s(f, 'endpoint') ? { endpoint: s(f, 'endpoint') } : {}) }),
+  },
+  'webhook listen': {
+    usage: 'webhook listen --secret <whsec_…> [--port 8499] [--max-events N]',
+    summary:
+      "Development: receive deliveries on http://127.0.0.1:<port>/webhooks (register that URL; a development stack allows loopback endpoints), verify each signature with the endpoint's secret and print each event as a JSON line.",
+    options: { secret: { type: 'string' }, port: { type: 'string' }, 'max-events': { type: 'string' } },
+    noStore: true,
+    dataOnStdout: () => true,
+    run: (_ctx, f) =>
+      webhookListen({ ...(s(f, 'secret') ? { secret: s(f, 'secret') } : {}), ...(s(f, 'port') ? { port: s(f, 'port') } : {}), ...(s(f, 'max-events') ? { maxEvents: s(f, 'max-events') } : {}) }),
   },
   'stack backup': {
     usage: 'stack backup --to <new directory> [--rpc-url <anvil url>]',
