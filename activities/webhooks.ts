@@ -4,11 +4,12 @@ import type { Store } from '../src/store/mongo.js';
 import type { SecretBox } from '../src/store/secret-box.js';
 import { findWebhookEndpoint } from '../src/store/webhook-endpoints.js';
 import { deliverWebhookEvent, WebhookRefusedError } from '../src/webhooks/deliver.js';
+import type { WebhookDestinationPolicy } from '../src/webhooks/url-policy.js';
 
 export interface WebhookActivityDeps {
   store: Store;
   /** secrets opens the endpoints' sealed signing secrets (src/store/secret-box.ts). */
-  webhooks: { allowPrivate: boolean; secrets: Pick<SecretBox, 'open'> };
+  webhooks: WebhookDestinationPolicy & { secrets: Pick<SecretBox, 'open'> };
 }
 
 export function createWebhookActivities(deps: WebhookActivityDeps) {
@@ -18,10 +19,11 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
       const endpoint = await findWebhookEndpoint(deps.store.c, input.endpointId);
       if (!endpoint) return 'endpoint_deleted';
       try {
-        await deliverWebhookEvent(endpoint, input.event, { allowPrivate: deps.webhooks.allowPrivate, secrets: deps.webhooks.secrets });
+        const { allowPrivate, allowLoopback, secrets } = deps.webhooks;
+        await deliverWebhookEvent(endpoint, input.event, { allowPrivate, allowLoopback, secrets });
         return 'delivered';
       } catch (err) {
-        if (err instanceof WebhookRefusedError || (err instanceof Error && err.message.includes('private or loopback'))) {
+        if (err instanceof WebhookRefusedError) {
           throw ApplicationFailure.nonRetryable(err.message, 'WebhookRefusedError');
         }
         throw err;

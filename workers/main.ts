@@ -14,6 +14,7 @@ import { profileCpuIfAsked } from '../src/observability/cpu-profile.js';
 import { connectStore } from '../src/store/mongo.js';
 import { SecretBox } from '../src/store/secret-box.js';
 import { startStoreWatchdog } from '../src/store/store-watchdog.js';
+import { webhookDestinationPolicy } from '../src/webhooks/url-policy.js';
 import { Client } from '@temporalio/client';
 import { CAPTURE_SWEEPER_WORKFLOW_ID, settlementShardWorkflowId } from '../workflows/definitions.js';
 
@@ -92,7 +93,7 @@ async function main() {
     taskQueue: env.TEMPORAL_TASK_QUEUE,
     chain,
     shards: env.SETTLEMENT_SHARDS,
-    webhooks: { allowPrivate: env.WEBHOOK_ALLOW_PRIVATE, secrets: SecretBox.of(env), retry: { initialMs: env.WEBHOOK_RETRY_INITIAL_MS, maxMs: env.WEBHOOK_RETRY_MAX_MS } },
+    webhooks: { ...webhookDestinationPolicy(env), secrets: SecretBox.of(env), retry: { initialMs: env.WEBHOOK_RETRY_INITIAL_MS, maxMs: env.WEBHOOK_RETRY_MAX_MS } },
     settings: {
       maxPayments: env.BATCH_MAX_PAYMENTS,
       maxWaitMs: env.BATCH_MAX_WAIT_MS,

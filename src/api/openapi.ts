@@ -160,7 +160,7 @@ export function openApiDocument(env: Env) {
             '200': { description: 'Typed data with a fresh nonce bound to the payment', ...json('RefundAuthorization') },
             '400': errorResponse('INVALID_REQUEST (with fields)'),
             '404': errorResponse('NOT_FOUND: no such payment of yours'),
-            '409': errorResponse('REFUND_EXCEEDS_PAYMENT, with refundable'),
+            '409': errorResponse('PAYMENT_NOT_CONFIRMED (with paymentStatus: QUEUED, SUBMITTED, VOIDED, FAILED), as the refund would answer; REFUND_EXCEEDS_PAYMENT, with refundable'),
             ...merchantErrors,
           },
         },

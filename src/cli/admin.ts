@@ -1,24 +1,26 @@
-import { parseArgs } from 'node:util';
 import { ConfigError } from '../config/env.js';
 import { openCli, type CliContext } from './context.js';
 import { devBorrowerCreate, devFund, devVoucher } from './dev-commands.js';
 import { chainDeploy } from './chain-commands.js';
 import { createMerchant, jwtIssue, keyIssue, keyList, keyRevoke, keyRotate, merchantLimits, merchantList } from './merchant-commands.js';
 import { print, UsageError } from './output.js';
+import { asksForHelp, parseFlags, type FlagOptions, type Flags } from './parse-flags.js';
 import { stackBackup, stackRestore } from './stack-commands.js';
 import { paymentsExport, paymentsReconcile } from './payment-commands.js';
 import { webhookAdd, webhookList, webhookRemove, webhookRotate } from './webhook-commands.js';
+import { webhookListen } from './webhook-listen.js';
 import { agentKeyRevoke, borrowerReinstate, borrowerShow, borrowerSuspend } from './borrower-commands.js';
 
-type Flags = Record<string, string | boolean | undefined>;
 interface Command {
   usage: string;
   summary: string;
-  options: Record<string, { type: 'string' | 'boolean' }>;
+  options: FlagOptions;
   run(ctx: CliContext, f: Flags): Promise<Record<string, unknown> | Record<string, unknown>[]>;
   note?: string;
   /** Commands that only talk to the chain skip the store connection. */
   noStore?: boolean;
+  /** True when the command writes its data to stdout itself: the summary then goes to stderr. */
+  dataOnStdout?: (f: Flags) => boolean;
 }
 
 const s = (f: Flags, k: string) => (typeof f[k] === 'string' ? (f[k] as string) : undefined);
@@ -96,8 +98,9 @@ const COMMANDS: Record<string, Command> = {
   },
   'payments export': {
     usage: 'payments export --merchant <merchantId> --from <ISO time> [--to <ISO time>] [--format csv|json] [--out <file>]',
-    summary: "Write a merchant's payments settled in a period (by block time) as CSV or JSON, with batch, transaction and block.",
+    summary: "Write a merchant's payments settled in a period (by block time) as CSV or JSON, with batch, transaction and block. Without --out the data goes to stdout and the summary to stderr.",
     options: { merchant: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, format: { type: 'string' }, out: { type: 'string' } },
+    dataOnStdout: (f) => !s(f, 'out'),
     run: (ctx, f) => paymentsExport(ctx, Object.fromEntries((['merchant', 'from', 'to', 'format', 'out'] as const).filter((k) => s(f, k)).map((k) => [k, s(f, k)]))),
   },
   'payments reconcile': {
@@ -138,7 +141,7 @@ const COMMANDS: Record<string, Command> = {
     run: (ctx, f) => agentKeyRevoke(ctx, { ...(s(f, 'key') ? { key: s(f, 'key') } : {}) }),
   },
   'webhook add': {
-    usage: 'webhook add --merchant <merchantId> --url <https URL>',
+    usage: 'webhook add --merchant <merchantId> --url <https URL, or http://127.0.0.1:… in development mode>',
     summary: 'Register a webhook endpoint for a merchant (payment.confirmed, payment.failed, payment.voided, payment.refunded); prints its secret once.',
     options: { merchant: { type: 'string' }, url: { type: 'string' } },
     run: (ctx, f) => webhookAdd(ctx, { ...(s(f, 'merchant') ? { merchant: s(f, 'merchant') } : {}), ...(s(f, 'url') ? { url: s(f, 'url') } : {}) }),
@@ -161,6 +164,16 @@ const COMMANDS: Record<string, Command> = {
     summary: 'Delete a webhook endpoint; its pending deliveries stop.',
     options: { merchant: { type: 'string' }, endpoint: { type: 'string' } },
     run: (ctx, f) => webhookRemove(ctx, { ...(s(f, 'merchant') ? { merchant: s(f, 'merchant') } : {}), ...(s(f, 'endpoint') ? { endpoint: s(f, 'endpoint') } : {}) }),
+  },
+  'webhook listen': {
+    usage: 'webhook listen --secret <whsec_…> [--port 8499] [--max-events N]',
+    summary:
+      "Development: receive deliveries on http://127.0.0.1:<port>/webhooks (register that URL; a development stack allows loopback endpoints), verify each signature with the endpoint's secret and print each event as a JSON line.",
+    options: { secret: { type: 'string' }, port: { type: 'string' }, 'max-events': { type: 'string' } },
+    noStore: true,
+    dataOnStdout: () => true,
+    run: (_ctx, f) =>
+      webhookListen({ ...(s(f, 'secret') ? { secret: s(f, 'secret') } : {}), ...(s(f, 'port') ? { port: s(f, 'port') } : {}), ...(s(f, 'max-events') ? { maxEvents: s(f, 'max-events') } : {}) }),
   },
   'stack backup': {
     usage: 'stack backup --to <new directory> [--rpc-url <anvil url>]',
@@ -209,30 +222,28 @@ const COMMANDS: Record<string, Command> = {
 
 function help(): string {
   const lines = Object.values(COMMANDS).map((c) => `  ${c.usage}\n      ${c.summary}`);
-  return `Operator CLI for the credit facilitator.\n\nUsage: npm run admin -- <command> [options] [--json]\n\nCommands:\n${lines.join('\n')}\n\nReads MONGODB_URI (or the dev stack's default) and DATA_DIR from the environment.\n`;
+  return `Operator CLI for the credit facilitator.\n\nUsage: npm run admin -- <command> [options] [--json]\n\nCommands:\n${lines.join('\n')}\n\nAn option's value is the next argument even when it begins with '-'; --option=value works too.\nReads MONGODB_URI (or the dev stack's default) and DATA_DIR from the environment.\n`;
 }
 
 async function main(argv: string[]): Promise<number> {
   const name = argv.slice(0, 2).join(' ');
   const cmd = COMMANDS[name];
-  if (!cmd || argv.includes('--help') || argv.includes('-h')) {
+  const wantsHelp = cmd ? asksForHelp(argv.slice(2), cmd.options) : argv.includes('--help') || argv.includes('-h');
+  if (!cmd || wantsHelp) {
     if (cmd) process.stdout.write(`Usage: npm run admin -- ${cmd.usage} [--json]\n\n${cmd.summary}\n`);
     else process.stdout.write(help());
-    return cmd || argv.includes('--help') || argv.includes('-h') || argv.length === 0 ? 0 : 2;
+    return cmd || wantsHelp || argv.length === 0 ? 0 : 2;
   }
-  let flags: Flags;
-  try {
-    flags = parseArgs({ args: argv.slice(2), options: { ...cmd.options, json: { type: 'boolean' } }, strict: true }).values as Flags;
-  } catch (err) {
-    throw new UsageError(`${(err as Error).message}\nUsage: npm run admin -- ${cmd.usage}`);
-  }
+  const flags: Flags = parseFlags(argv.slice(2), { ...cmd.options, json: { type: 'boolean' } }, cmd.usage);
+  const show = (result: Record<string, unknown> | Record<string, unknown>[]) =>
+    print(flags.json === true, result, flags.json === true ? undefined : cmd.note, cmd.dataOnStdout?.(flags) ? process.stderr : process.stdout);
   if (cmd.noStore) {
-    print(flags.json === true, await cmd.run(undefined as unknown as CliContext, flags), flags.json === true ? undefined : cmd.note);
+    show(await cmd.run(undefined as unknown as CliContext, flags));
     return 0;
   }
   const ctx = await openCli();
   try {
-    print(flags.json === true, await cmd.run(ctx, flags), flags.json === true ? undefined : cmd.note);
+    show(await cmd.run(ctx, flags));
   } finally {
     await ctx.store.close();
   }

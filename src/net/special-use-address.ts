@@ -12,14 +12,26 @@ for (const [net, prefix] of [
   ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
 ] as const) SPECIAL_USE.addSubnet(net, prefix, 'ipv4');
 for (const [net, prefix] of [
-  ['::', 128], ['::1', 128], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23],
-  ['2001:db8::', 32], ['2002::', 16], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
+  ['::', 128], ['::1', 128], ['100::', 64], ['2001::', 23], ['2001:db8::', 32], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
 ] as const) SPECIAL_USE.addSubnet(net, prefix, 'ipv6');
 
-// IPv4-mapped IPv6 (::ffff:a.b.c.d) is refused outright. It has a list of its own because
-// BlockList compares IPv4 addresses in their mapped form: a ::ffff:0:0/96 rule would match every one.
-const IPV4_MAPPED = new BlockList();
-IPV4_MAPPED.addSubnet('::ffff:0:0', 96, 'ipv6');
+/**
+ * IPv6 prefixes that carry an IPv4 address, refused whole whatever that address is: a socket to one
+ * ends at (or is translated to) the embedded IPv4 address, which the IPv4 rules above would have to
+ * judge, and none of these forms is a sane address for an endpoint we call. A list of its own, checked
+ * for IPv6 only, because BlockList compares IPv4 addresses in their mapped form: a ::ffff:0:0/96 rule
+ * would match every IPv4 address.
+ */
+const IPV4_EMBEDDING = new BlockList();
+for (const [net, prefix] of [
+  ['::ffff:0:0', 96], // IPv4-mapped (RFC 4291)
+  ['::', 96], // IPv4-compatible, deprecated (RFC 4291): [::127.0.0.1] is ::7f00:1
+  ['::ffff:0:0:0', 96], // IPv4-translated (RFC 2765, SIIT)
+  ['64:ff9b::', 96], // NAT64 well-known prefix (RFC 6052)
+  ['64:ff9b:1::', 48], // NAT64 local use (RFC 8215): the operator chooses where the IPv4 sits
+  ['2002::', 16], // 6to4 (RFC 3056): the IPv4 in bits 16-48
+  ['2001::', 32], // Teredo (RFC 4380): server and (obfuscated) client IPv4 inside
+] as const) IPV4_EMBEDDING.addSubnet(net, prefix, 'ipv6');
 
 const LOOPBACK = new BlockList();
 LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
@@ -33,7 +45,7 @@ function family(ip: string): 'ipv4' | 'ipv6' | null {
 /** True only for an IP address outside every special-use range (so not for a host name). */
 export function isPublicAddress(ip: string): boolean {
   const f = family(ip);
-  return f !== null && !SPECIAL_USE.check(ip, f) && !(f === 'ipv6' && IPV4_MAPPED.check(ip, 'ipv6'));
+  return f !== null && !SPECIAL_USE.check(ip, f) && !(f === 'ipv6' && IPV4_EMBEDDING.check(ip, 'ipv6'));
 }
 
 export function isLoopbackAddress(ip: string): boolean {

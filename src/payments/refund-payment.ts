@@ -126,8 +126,8 @@ export async function startRefundWorkflow(deps: Pick<AppDeps, 'temporal' | 'env'
 }
 
 /**
- * The typed data a merchant's payout wallet signs to refund `amount` of a payment (fresh nonce bound
- * to the payment), ready for eth_signTypedData_v4; POST it back with the signature to /refunds.
+ * The typed data a merchant's payout wallet signs to refund `amount` of a CONFIRMED payment (fresh
+ * nonce bound to the payment), ready for eth_signTypedData_v4; POST it back with the signature to /refunds.
  */
 export async function prepareRefundAuthorization(
   deps: AppDeps,
@@ -137,6 +137,10 @@ export async function prepareRefundAuthorization(
   const paymentId = req.paymentId.toLowerCase();
   const doc = await findPayment(deps.store.c, paymentId);
   if (!doc || doc.merchantId !== req.merchantId) throw ApiError.notFound('payment');
+  // The same rule as the refund itself: typed data for a payment that cannot be refunded would only be refused later.
+  const receipt = await acceptedReceipt(deps, doc);
+  if (!receipt) throw ApiError.notFound('payment');
+  if (receipt.status !== 'CONFIRMED') throw ApiError.paymentNotConfirmed(receipt.status, 'A refund is possible');
   const refunds = (await findPaymentRefunds(deps.store.c, paymentId))?.refunds ?? [];
   const refundable = BigInt(doc.amount) - refundTotals(refunds).reserved;
   if (BigInt(req.amount) > refundable) throw ApiError.refundExceedsPayment(refundable);

@@ -6,7 +6,7 @@ import type { WebhookEndpointDoc } from '../store/documents.js';
 import { deleteWebhookEndpoint, findWebhookEndpoint, insertWebhookEndpoint, replaceWebhookSecrets, webhookEndpointsOf } from '../store/webhook-endpoints.js';
 import { SecretBox } from '../store/secret-box.js';
 import { newWebhookSecret } from './secrets.js';
-import { assertPublicDestination, endpointUrlProblem } from './url-policy.js';
+import { assertAllowedDestination, endpointUrlProblem, webhookDestinationPolicy } from './url-policy.js';
 
 export const MAX_ENDPOINTS_PER_MERCHANT = 10;
 /** How long a rotated-out secret keeps signing beside the new one. */
@@ -30,16 +30,22 @@ export function endpointView(d: WebhookEndpointDoc): EndpointView {
 }
 
 async function checkUrl(deps: Deps, url: string): Promise<void> {
-  const problem = endpointUrlProblem(url);
+  const policy = webhookDestinationPolicy(deps.env);
+  const problem = endpointUrlProblem(url, policy);
   if (problem) throw ApiError.invalidRequest([{ path: 'url', message: problem }]);
   try {
-    await assertPublicDestination(url, deps.env.WEBHOOK_ALLOW_PRIVATE);
+    await assertAllowedDestination(url, policy);
   } catch {
-    throw ApiError.invalidRequest([{ path: 'url', message: 'must resolve to a public address' }]);
+    const message = !policy.allowLoopback
+      ? 'must resolve to a public address'
+      : new URL(url).protocol === 'http:'
+        ? 'an http endpoint must resolve to loopback only (development mode)'
+        : 'must resolve to a public or (development mode) loopback address';
+    throw ApiError.invalidRequest([{ path: 'url', message }]);
   }
 }
 
-/** Registers an HTTPS endpoint for the merchant; the secret is in this answer only. */
+/** Registers an HTTPS endpoint (in development mode also a loopback http one) for the merchant; the secret is in this answer only. */
 export async function createEndpoint(deps: Deps, merchantId: string, url: string): Promise<{ endpoint: EndpointView; secret: string }> {
   await checkUrl(deps, url);
   if ((await webhookEndpointsOf(deps.store.c, merchantId)).length >= MAX_ENDPOINTS_PER_MERCHANT) {

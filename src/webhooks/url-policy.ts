@@ -1,9 +1,26 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import { isPublicAddress } from '../net/special-use-address.js';
+import type { Env } from '../config/env.js';
+import type { AddressCheck } from '../net/pinned-request.js';
+import { isLoopbackAddress, isPublicAddress } from '../net/special-use-address.js';
 
-/** Why an endpoint URL is refused, or null. `allowPrivate` is for dev stacks and tests only. */
-export function endpointUrlProblem(raw: string): string | null {
+/** Where webhook endpoints may point. Production: https to public addresses only. */
+export interface WebhookDestinationPolicy {
+  /** WEBHOOK_ALLOW_PRIVATE: https to any address (tests, closed dev networks). */
+  allowPrivate: boolean;
+  /** Development mode: a receiver on this machine, over http or https (`npm run admin -- webhook listen`). */
+  allowLoopback: boolean;
+}
+
+export const PUBLIC_ONLY: WebhookDestinationPolicy = { allowPrivate: false, allowLoopback: false };
+
+/** Loopback receivers only on a development stack (NODE_ENV=development with DEV_TOOLS=true), never in production or test mode. */
+export function webhookDestinationPolicy(env: Pick<Env, 'NODE_ENV' | 'DEV_TOOLS' | 'WEBHOOK_ALLOW_PRIVATE'>): WebhookDestinationPolicy {
+  return { allowPrivate: env.WEBHOOK_ALLOW_PRIVATE, allowLoopback: env.NODE_ENV === 'development' && env.DEV_TOOLS };
+}
+
+/** Why an endpoint URL is refused, or null. */
+export function endpointUrlProblem(raw: string, policy: WebhookDestinationPolicy = PUBLIC_ONLY): string | null {
   let url: URL;
   try {
     url = new URL(raw);
@@ -11,20 +28,32 @@ export function endpointUrlProblem(raw: string): string | null {
     return 'not a URL';
   }
   // The URL parser forgives a lot ("https:x/y" is https://x/y): ask for the plain form.
-  if (url.protocol !== 'https:' || !/^https:\/\/[^/]/i.test(raw)) return 'must be https';
+  const httpOk = policy.allowLoopback && url.protocol === 'http:' && /^http:\/\/[^/]/i.test(raw);
+  if (!httpOk && (url.protocol !== 'https:' || !/^https:\/\/[^/]/i.test(raw))) {
+    return policy.allowLoopback ? 'must be https (http only to a loopback receiver, in development mode)' : 'must be https';
+  }
   if (url.username || url.password) return 'must not carry credentials';
   if (url.hash) return 'must not have a fragment';
   if (raw.length > 2048) return 'longer than 2048 characters';
   return null;
 }
 
+/** The addresses a delivery to `url` may connect to: an http endpoint only ever reaches loopback. */
+export function allowedAddresses(url: URL, policy: WebhookDestinationPolicy): AddressCheck {
+  if (url.protocol === 'http:') return (ip) => policy.allowLoopback && isLoopbackAddress(ip);
+  if (policy.allowPrivate) return () => true;
+  return (ip) => isPublicAddress(ip) || (policy.allowLoopback && isLoopbackAddress(ip));
+}
+
 /**
- * Refuses delivery to loopback, private, link-local and multicast addresses (SSRF: an endpoint
- * must not reach into our network). Checked at every delivery, since DNS can change.
+ * Refuses an endpoint whose host resolves to an address the policy does not allow (SSRF: an
+ * endpoint must not reach into our network). Registration checks here; every delivery checks again
+ * on the connection's own DNS lookup (src/net/pinned-request.ts), since DNS can change.
  */
-export async function assertPublicDestination(raw: string, allowPrivate: boolean): Promise<void> {
-  if (allowPrivate) return;
-  const host = new URL(raw).hostname.replace(/^\[|\]$/g, '');
+export async function assertAllowedDestination(raw: string, policy: WebhookDestinationPolicy): Promise<void> {
+  const url = new URL(raw);
+  const allowed = allowedAddresses(url, policy);
+  const host = url.hostname.replace(/^\[|\]$/g, '');
   const addresses = isIP(host) ? [host] : (await lookup(host, { all: true })).map((a) => a.address);
-  if (addresses.some((a) => !isPublicAddress(a))) throw new Error(`webhook endpoint ${host} resolves to a private or loopback address`);
+  if (addresses.length === 0 || addresses.some((a) => !allowed(a))) throw new Error(`webhook endpoint ${host} resolves to a private or loopback address`);
 }

@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { uuidToBytes32 } from '../../src/domain/ids.js';
 import { settledEventsFor } from '../helpers/ledger.js';
 import { call, capture, newBorrower, newMerchant, newVoucher, pollUntil, UNTHROTTLED, type TestBorrower, type TestMerchant, type World } from '../helpers/world.js';
@@ -20,6 +23,8 @@ async function captureOne(w: World, m: TestMerchant, b: TestBorrower, amount: st
   assert.equal(res.status, 200, JSON.stringify(res.json));
   return { paymentId: res.json.receipt.paymentId as string, body: v.captureBody, key: v.idempotencyKey, spendIntentId: v.prepared.voucher.spendIntentId };
 }
+
+const ADMIN_CLI = fileURLToPath(new URL('../../src/cli/admin.js', import.meta.url));
 
 const voidIt = (w: World, m: TestMerchant, paymentId: string, key = randomUUID()) =>
   call(w, 'POST', `/facilitator/payments/${paymentId}/void`, { token: m.apiKey, idempotencyKey: key });
@@ -125,6 +130,33 @@ describe('merchant: void before settlement, list and batch views', function () {
     assert.equal((await voidIt(w, m, q.paymentId)).status, 200, 'the conflict left the payment voidable');
   });
 
+  it('answers the refund authorization of a payment that is not CONFIRMED with 409 PAYMENT_NOT_CONFIRMED, as the refund does', async function () {
+    const queued = await captureOne(w, m, b, '1300', 'not-yet-refundable');
+    const voided = (await call(w, 'GET', '/facilitator/payments?status=VOIDED&limit=1', { token: m.apiKey })).json.data[0].paymentId as string;
+    const confirmed = (await call(w, 'GET', '/facilitator/payments?status=CONFIRMED&limit=1', { token: m.apiKey })).json.data[0].paymentId as string;
+    const wellFormedRefund = {
+      amount: '100',
+      authorization: { from: m.payoutAddress, to: w.settlement, value: '100', validAfter: '0', validBefore: String(Math.floor(Date.now() / 1000) + 3600), nonce: `0x${'11'.repeat(32)}` },
+      signature: `0x${'22'.repeat(65)}`,
+    };
+    for (const [paymentId, status] of [[queued.paymentId, 'QUEUED'], [voided, 'VOIDED']] as const) {
+      const prepared = await call(w, 'GET', `/facilitator/payments/${paymentId}/refund-authorization?amount=100`, { token: m.apiKey });
+      assert.equal(prepared.status, 409, `${status}: ${JSON.stringify(prepared.json)}`);
+      assert.equal(prepared.json.error.code, 'PAYMENT_NOT_CONFIRMED');
+      assert.equal(prepared.json.error.paymentStatus, status);
+      assert.equal(prepared.json.refundable, undefined);
+      const refunded = await call(w, 'POST', `/facilitator/payments/${paymentId}/refunds`, { token: m.apiKey, body: wellFormedRefund, idempotencyKey: randomUUID() });
+      assert.equal(refunded.status, 409, JSON.stringify(refunded.json));
+      const { requestId: a, ...preparedError } = prepared.json.error;
+      const { requestId: b2, ...refundError } = refunded.json.error;
+      assert.ok(a && b2);
+      assert.deepEqual(preparedError, refundError, 'the same error body as the refund route');
+    }
+    const ok = await call(w, 'GET', `/facilitator/payments/${confirmed}/refund-authorization?amount=100`, { token: m.apiKey });
+    assert.equal(ok.status, 200, JSON.stringify(ok.json));
+    assert.equal(ok.json.typedData.message.value, '100');
+  });
+
   it('lists every payment newest first across pages, with status, orderRef, batch and time filters', async function () {
     const all: string[] = [];
     let after: string | undefined;
@@ -199,6 +231,27 @@ describe('merchant: void before settlement, list and batch views', function () {
       } finally {
         await w.store.c.batches.updateOne({ _id: batchId }, { $set: { transaction: batch!.transaction! } });
       }
+    } finally {
+      rmSync(out, { force: true });
+    }
+  });
+
+  it('exports to stdout as nothing but the data: the summary goes to stderr', async function () {
+    const from = new Date(Date.now() - 3600_000).toISOString();
+    const to = new Date(Date.now() + 60_000).toISOString();
+    const out = join(tmpdir(), `settled-${randomUUID()}.csv`);
+    const run = (args: string[]) => promisify(execFile)(process.execPath, [ADMIN_CLI, 'payments', 'export', '--merchant', m.merchantId, '--from', from, '--to', to, ...args], { env: { ...process.env, ...w.env } });
+    try {
+      const summary = await paymentsExport(w.cli, { merchant: m.merchantId, from, to, format: 'csv', out });
+      assert.ok(summary.payments > 0);
+      const csv = await run([]);
+      assert.equal(csv.stdout, readFileSync(out, 'utf8'), 'stdout is exactly the CSV --out would hold');
+      assert.match(csv.stderr, new RegExp(`payments +${summary.payments}\n`));
+      const json = await run(['--format', 'json', '--json']);
+      assert.equal(JSON.parse(json.stdout).length, summary.payments, 'stdout is exactly the JSON rows');
+      assert.equal(JSON.parse(json.stderr).payments, summary.payments);
+      const toFile = await run(['--out', out]);
+      assert.match(toFile.stdout, /file +\S+settled-/, 'with --out the summary stays on stdout');
     } finally {
       rmSync(out, { force: true });
     }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
 import { webhookEvent, webhookEventId } from '../../src/domain/webhook-events.js';
 import type { Receipt } from '../../src/domain/payment.js';
-import { assertPublicDestination, endpointUrlProblem } from '../../src/webhooks/url-policy.js';
+import { assertAllowedDestination, endpointUrlProblem, PUBLIC_ONLY } from '../../src/webhooks/url-policy.js';
 import { webhookBody } from '../../src/webhooks/deliver.js';
 import { newWebhookSecret } from '../../src/webhooks/secrets.js';
 
@@ -32,10 +32,10 @@ describe('webhooks: URL policy, event ids and signatures', function () {
 
   it('refuses loopback, private, link-local and mapped addresses unless allowed', async function () {
     for (const url of ['https://127.0.0.1/x', 'https://10.1.2.3/x', 'https://192.168.0.1/x', 'https://172.20.0.1/x', 'https://169.254.169.254/latest', 'https://[::1]/x', 'https://[::ffff:127.0.0.1]/x', 'https://[fd00::1]/x']) {
-      await assert.rejects(assertPublicDestination(url, false), /private or loopback/, url);
-      await assertPublicDestination(url, true);
+      await assert.rejects(assertAllowedDestination(url, PUBLIC_ONLY), /private or loopback/, url);
+      await assertAllowedDestination(url, { allowPrivate: true, allowLoopback: false });
     }
-    await assertPublicDestination('https://8.8.8.8/x', false);
+    await assertAllowedDestination('https://8.8.8.8/x', PUBLIC_ONLY);
   });
 
   it('gives one stable event id per payment and type', function () {
