@@ -24,7 +24,7 @@ const PAGE = { alsoStatus: { INVALID_REQUEST: [409] }, sessionCookie: true } as 
 
 const KeyId = z.uuid();
 const RevokeKeyAnswer = z.strictObject({ key_id: KeyId, status: z.literal('revoked'), changed: z.boolean() });
-const RevokeAgentAnswer = z.strictObject({ operational_agent_id: KeyId, status: z.literal('revoked'), changed: z.boolean(), revoked_key_ids: z.array(KeyId) });
+const RevokeAgentAnswer = z.strictObject({ operational_agent_id: KeyId, status: z.literal('revoked'), changed: z.boolean(), revoked_key_ids: z.array(KeyId), ended_grants: z.number().int().nonnegative() });
 const TypedDataAnswer = z.strictObject({ typed_data: z.record(z.string(), z.unknown()), nonce: z.string().regex(/^0x[0-9a-f]{64}$/), expires_at: z.number() });
 const LimitsAnswer = z.strictObject({ key_id: KeyId, per_payment_limit: z.string(), daily_limit: z.string(), expires_at: z.number() });
 const AccountAnswer = z.looseObject({ borrower_id: KeyId });
