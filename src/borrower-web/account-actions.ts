@@ -1,5 +1,6 @@
 import { bytesToHex, getAddress, verifyTypedData } from 'viem';
 import type { AppDeps } from '../api/deps.js';
+import { endBorrowerGrants } from '../auth/oauth/borrower-grants.js';
 import { borrowerDomainInput } from '../agents/context.js';
 import { ApiError } from '../domain/errors.js';
 import { isCanonicalSignature } from '../domain/signature.js';
@@ -28,12 +29,31 @@ export async function revokeKey(deps: AppDeps, s: BorrowerSession, keyId: string
   return { key_id: key._id, status: 'revoked' as const, changed: change === 'changed' };
 }
 
+/**
+ * Revokes the agent and its keys, and ends the OAuth access of the client it registered through:
+ * every grant that client holds for this borrower (the agent's tokens name none of them apart), so
+ * its tokens stop at their next call and it needs the borrower's wallet again for new ones.
+ * Grants are ended on every call, so a retry after a failure in between finishes the job.
+ */
 export async function revokeAgent(deps: AppDeps, s: BorrowerSession, operationalAgentId: string) {
   const agent = await deps.store.c.operationalAgents.findOne({ _id: operationalAgentId });
   if (!agent || agent.borrowerId !== s.borrowerId) throw ApiError.notFound('operational agent');
   const out = await revokeOperationalAgent(deps.store.c, agent._id, new Date(deps.nowMs()));
-  deps.logger.info('borrower revoked an operational agent', { borrowerId: s.borrowerId, operationalAgentId: agent._id, revokedKeys: out.revokedKeyIds.length });
-  return { operational_agent_id: agent._id, status: 'revoked' as const, changed: out.change === 'changed', revoked_key_ids: out.revokedKeyIds };
+  const endedGrants = await endBorrowerGrants(deps.store.db, s.borrowerId, deps.nowMs(), agent.clientId);
+  deps.logger.info('borrower revoked an operational agent', { borrowerId: s.borrowerId, operationalAgentId: agent._id, revokedKeys: out.revokedKeyIds.length, endedGrants });
+  return { operational_agent_id: agent._id, status: 'revoked' as const, changed: out.change === 'changed', revoked_key_ids: out.revokedKeyIds, ended_grants: endedGrants };
+}
+
+/**
+ * Disconnects one OAuth client from the borrower: ends every grant it holds for them (its tokens
+ * stop at their next call; new ones need the wallet's consent again). Its agents and keys stay as
+ * they are. A client with no live grant for this borrower answers 404, whoever else it serves.
+ */
+export async function disconnectClient(deps: AppDeps, s: BorrowerSession, clientId: string) {
+  const endedGrants = await endBorrowerGrants(deps.store.db, s.borrowerId, deps.nowMs(), clientId);
+  if (endedGrants === 0) throw ApiError.notFound('connected client');
+  deps.logger.info('borrower disconnected an OAuth client', { borrowerId: s.borrowerId, clientId, endedGrants });
+  return { client_id: clientId, status: 'disconnected' as const, ended_grants: endedGrants };
 }
 
 export interface LimitChoice {

@@ -18,8 +18,11 @@ export function accountPage(chainId: number, nonce: string): string {
   <h2>Credit</h2>
   <dl id="credit"></dl>
   <h2>Operational agents</h2>
-  <p class="muted">Revoking a key or an agent takes effect at once: its next payment is refused, even one it prepared before. Lowering a limit asks your wallet to sign a new grant. Amounts are in base units of <span id="asset-name"></span> (<span id="asset-decimals"></span> decimals).</p>
+  <p class="muted">Revoking a key or an agent takes effect at once: its next payment is refused, even one it prepared before. Revoking an agent also disconnects the app it signed in through (below). Lowering a limit asks your wallet to sign a new grant. Amounts are in base units of <span id="asset-name"></span> (<span id="asset-decimals"></span> decimals).</p>
   <div id="agents"></div>
+  <h2>Connected apps</h2>
+  <p class="muted">Apps you signed in to with your wallet. Disconnecting one ends its access at once: its tokens stop working on their next use, and it can only get new ones after you sign in with your wallet again. Every agent of that app loses access; its keys stay until you revoke them.</p>
+  <ul id="clients"></ul>
   <h2>Open holds</h2>
   <ul id="holds"></ul>
   <h2>Recent payments</h2>
@@ -46,7 +49,7 @@ function renderAgent(a) {
   const box = el('div', null, 'agent');
   box.dataset.agentId = a.operational_agent_id;
   const title = el('h3', (a.label || 'Unnamed agent') + (a.revoked_at ? ' (revoked)' : ''));
-  box.append(title, el('p', a.operational_agent_id, 'mono muted'));
+  box.append(title, el('p', a.operational_agent_id, 'mono muted'), el('p', 'Signed in through ' + a.client_id, 'muted agent-client'));
   if (!a.revoked_at) box.append(button('Revoke this agent', 'revoke-agent', { agentId: a.operational_agent_id }));
   const list = el('ul');
   for (const k of a.agent_keys) {
@@ -71,6 +74,18 @@ function renderAgent(a) {
   box.append(list);
   return box;
 }
+function renderClient(c) {
+  const li = el('li', null, 'client');
+  li.dataset.clientId = c.client_id;
+  li.append(el('strong', c.client_name || c.client_id), el('br'));
+  if (c.client_name) li.append(el('span', c.client_id, 'mono muted'), el('br'));
+  const dl = el('dl');
+  row(dl, 'Access', c.scopes.join(' '));
+  row(dl, 'Connected', c.granted_at ? new Date(c.granted_at).toLocaleString() : '—');
+  row(dl, 'Last token', c.last_used_at ? new Date(c.last_used_at).toLocaleString() : 'unknown');
+  li.append(dl, button('Disconnect', 'disconnect-client', { clientId: c.client_id }));
+  return li;
+}
 function render(v) {
   $('signed-out').hidden = true;
   $('signed-in').hidden = false;
@@ -86,6 +101,7 @@ function render(v) {
   row(credit, 'Held', v.credit.held);
   row(credit, 'Debt', v.credit.debt);
   $('agents').replaceChildren(...v.operational_agents.map(renderAgent));
+  $('clients').replaceChildren(...(v.connected_clients.length ? v.connected_clients.map(renderClient) : [el('li', 'None.', 'muted')]));
   $('holds').replaceChildren(...(v.holds.length ? v.holds.map((h) => el('li', h.amount + ' to ' + (h.merchant || 'unknown merchant') + (h.order_ref ? ' for ' + h.order_ref : '') + (h.expires_at ? ', until ' + new Date(h.expires_at).toLocaleString() : ''))) : [el('li', 'None.', 'muted')]));
   $('payments').replaceChildren(...(v.recent_payments.length ? v.recent_payments.map((p) => {
     const li = el('li', new Date(p.captured_at).toLocaleString() + ': ' + p.amount + ' to ' + (p.merchant || 'unknown merchant') + ' (' + p.order_ref + ') ', 'payment');
@@ -126,7 +142,7 @@ $('agents').addEventListener('click', async (ev) => {
       await callJson(cfg.api + '/agent-keys/' + encodeURIComponent(b.dataset.keyId) + '/revoke', {});
       showStatus('Key revoked.', 'ok');
     } else if (b.classList.contains('revoke-agent')) {
-      if (!window.confirm('Revoke this agent and all its keys now? It can no longer pay or get new keys.')) return;
+      if (!window.confirm('Revoke this agent and all its keys now? It can no longer pay or get new keys, and the app it signed in through is disconnected.')) return;
       b.disabled = true;
       await callJson(cfg.api + '/operational-agents/' + encodeURIComponent(b.dataset.agentId) + '/revoke', {});
       showStatus('Agent revoked.', 'ok');
@@ -143,6 +159,17 @@ $('agents').addEventListener('click', async (ev) => {
       await callJson(base, { ...limits, nonce: grant.nonce, signature });
       showStatus('Limits lowered.', 'ok');
     } else return;
+  } catch (e) { showStatus(walletError(e), 'error'); }
+  await load();
+});
+$('clients').addEventListener('click', async (ev) => {
+  const b = ev.target.closest('button.disconnect-client');
+  if (!b) return;
+  if (!window.confirm('Disconnect this app now? Its access ends at once; it needs your wallet to sign in again.')) return;
+  b.disabled = true;
+  try {
+    await callJson(cfg.api + '/connected-clients/disconnect', { client_id: b.dataset.clientId });
+    showStatus('App disconnected.', 'ok');
   } catch (e) { showStatus(walletError(e), 'error'); }
   await load();
 });

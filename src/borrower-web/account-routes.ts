@@ -10,7 +10,7 @@ import { ApiError } from '../domain/errors.js';
 import { typedDataToJson } from '../domain/typed-data.js';
 import { UuidString } from '../domain/voucher.js';
 import { findBorrowerByWallet } from '../store/borrowers.js';
-import { lowerLimit, lowerLimitTypedData, revokeAgent, revokeKey } from './account-actions.js';
+import { disconnectClient, lowerLimit, lowerLimitTypedData, revokeAgent, revokeKey } from './account-actions.js';
 import { accountPage } from './account-page.js';
 import { accountView } from './account-view.js';
 import { newNonce, sendHtml } from './html.js';
@@ -26,6 +26,8 @@ const Signature = z.string().regex(/^0x[0-9a-fA-F]{2,1024}$/, 'must be 0x-prefix
 const ChallengeQuery = z.object({ wallet: Address });
 const SignInBody = z.strictObject({ wallet: Address, signature: Signature, issuedAt: z.number().int().nonnegative() });
 const EmptyBody = z.strictObject({});
+/** An OAuth client id: a DCR id or a metadata document's https URL (cimd.ts caps those at 2048). */
+const DisconnectBody = z.strictObject({ client_id: z.string().min(1).max(2048) });
 const Limits = z
   .strictObject({ per_payment_limit: AmountString, daily_limit: AmountString })
   .refine((v) => !AmountString.safeParse(v.per_payment_limit).success || !AmountString.safeParse(v.daily_limit).success || BigInt(v.per_payment_limit) <= BigInt(v.daily_limit), {
@@ -60,7 +62,8 @@ async function jsonBody<T extends z.ZodType>(ctx: Context, schema: T): Promise<z
 /**
  * The borrower's own page (/borrower/account) and its JSON API: wallet sign-in (WalletProof bound
  * to our origin), then their operational agents, keys, limits, spend, holds, credit and payments,
- * with kill switches for a key or a whole agent and a wallet-signed AgentGrant to lower a limit.
+ * with kill switches for a key, a whole agent or a connected OAuth client, and a wallet-signed
+ * AgentGrant to lower a limit.
  */
 export function accountRouter(deps: AppDeps): Router {
   const router = new Router({ prefix: '/borrower' });
@@ -120,6 +123,12 @@ export function accountRouter(deps: AppDeps): Router {
     const session = await requireSessionPost(deps, ctx);
     await jsonBody(ctx, EmptyBody);
     ctx.body = await revokeAgent(deps, session, pathId(ctx, 'operational agent'));
+  });
+
+  router.post('/api/connected-clients/disconnect', async (ctx) => {
+    const session = await requireSessionPost(deps, ctx);
+    const { client_id } = await jsonBody(ctx, DisconnectBody);
+    ctx.body = await disconnectClient(deps, session, client_id);
   });
 
   router.post('/api/agent-keys/:id/limits/typed-data', async (ctx) => {

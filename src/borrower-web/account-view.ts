@@ -1,4 +1,5 @@
 import type { AppDeps } from '../api/deps.js';
+import { connectedClients, type ConnectedClientView } from './connected-clients.js';
 import { spendDayId, utcDay } from '../domain/agent-policy.js';
 import { ApiError } from '../domain/errors.js';
 import { findBorrower } from '../store/borrowers.js';
@@ -24,6 +25,8 @@ export interface AccountView {
   operational_agents: {
     operational_agent_id: string;
     label: string | null;
+    /** The OAuth client it registered through (revoking the agent disconnects that client). */
+    client_id: string;
     created_at: string;
     revoked_at: string | null;
     agent_keys: {
@@ -37,6 +40,7 @@ export interface AccountView {
       spent_today: string;
     }[];
   }[];
+  connected_clients: ConnectedClientView[];
   holds: { spend_intent_id: string; amount: string; merchant: string | null; order_ref: string | null; operational_agent_id: string | null; expires_at: string | null }[];
   recent_payments: { payment_id: string; amount: string; status: string; merchant: string | null; order_ref: string; operational_agent_id: string; captured_at: string }[];
 }
@@ -59,10 +63,11 @@ export async function accountView(deps: AppDeps, s: BorrowerSession): Promise<Ac
     return merchantNames.get(id) as Promise<string | null>;
   };
 
-  const [agents, keys, payments] = await Promise.all([
+  const [agents, keys, payments, clients] = await Promise.all([
     listOperationalAgents(c, b._id),
     listBorrowerAgentKeys(c, b._id),
     c.payments.find({ borrowerId: b._id }).sort({ capturedAt: -1 }).limit(RECENT_PAYMENTS).toArray(),
+    connectedClients(deps, b._id),
   ]);
   const spent = new Map(
     await Promise.all(keys.map(async (k) => [k._id, (await c.agentSpendDays.findOne({ _id: spendDayId(k._id, today) }))?.spent ?? 0] as const)),
@@ -93,12 +98,14 @@ export async function accountView(deps: AppDeps, s: BorrowerSession): Promise<Ac
     operational_agents: agents.map((a) => ({
       operational_agent_id: a._id,
       label: a.label ?? null,
+      client_id: a.clientId,
       created_at: a.createdAt.toISOString(),
       revoked_at: a.revokedAt?.toISOString() ?? null,
       agent_keys: keys
         .filter((k) => k.operationalAgentId === a._id)
         .map((k) => ({ ...agentKeyView(k), revoked_at: k.revokedAt?.toISOString() ?? null, spent_today: String(spent.get(k._id) ?? 0) })),
     })),
+    connected_clients: clients,
     holds,
     recent_payments: await Promise.all(
       payments.map(async (p) => ({

@@ -124,7 +124,7 @@ const COMMANDS: Record<string, Command> = {
   },
   'borrower suspend': {
     usage: 'borrower suspend --borrower <borrowerId> --reason <text>',
-    summary: 'Stop a borrower spending at once: prepare and capture refuse with borrower_not_active; captured payments still settle.',
+    summary: 'Stop a borrower spending at once: prepare and capture refuse with borrower_not_active; captured payments still settle; every OAuth grant of the borrower ends (agents sign in again with the wallet).',
     options: { borrower: { type: 'string' }, reason: { type: 'string' } },
     run: (ctx, f) => borrowerSuspend(ctx, { ...(s(f, 'borrower') ? { borrower: s(f, 'borrower') } : {}), ...(s(f, 'reason') ? { reason: s(f, 'reason') } : {}) }),
   },

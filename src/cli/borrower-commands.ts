@@ -1,3 +1,4 @@
+import { endBorrowerGrants } from '../auth/oauth/borrower-grants.js';
 import { isUuid } from '../domain/ids.js';
 import { findBorrower, setBorrowerSuspension } from '../store/borrowers.js';
 import { findAgentKey, listBorrowerAgentKeys, listOperationalAgents, revokeAgentKey } from '../store/operational-agents.js';
@@ -34,12 +35,15 @@ export async function borrowerShow(ctx: CliContext, f: { borrower?: string }) {
 /**
  * Stops a borrower spending at once: the next prepare and the next capture refuse with
  * borrower_not_active (vouchers prepared before included). Payments already captured settle.
+ * Every OAuth grant of the borrower ends too: their agents' tokens stop at the next call and need
+ * the borrower's wallet to sign in again (which stays possible while suspended, e.g. to repay).
  */
 export async function borrowerSuspend(ctx: CliContext, f: { borrower?: string; reason?: string }) {
   const b = await requireBorrower(ctx, f.borrower);
   if (!f.reason) throw new UsageError('--reason <text> is required: it is shown to the borrower and kept for audit');
   const change = await setBorrowerSuspension(ctx.store.c, b._id, { at: new Date(), reason: f.reason.slice(0, 500) });
-  return { borrowerId: b._id, suspended: true, changed: change === 'changed' };
+  const endedGrants = await endBorrowerGrants(ctx.store.db, b._id, Date.now());
+  return { borrowerId: b._id, suspended: true, changed: change === 'changed', endedGrants };
 }
 
 export async function borrowerReinstate(ctx: CliContext, f: { borrower?: string }) {

@@ -178,6 +178,7 @@ export const FIXED_ROUTES: FixedRoute[] = [
   { route: 'POST /borrower/api/agent-keys/:id/limits/typed-data', method: 'POST', path: `/borrower/api/agent-keys/${unknownSigningRequest}/limits/typed-data`, body: {}, when: 'no page session cookie', expect: { status: 401, code: 'UNAUTHENTICATED' } },
   { route: 'POST /borrower/api/agent-keys/:id/limits', method: 'POST', path: `/borrower/api/agent-keys/${unknownSigningRequest}/limits`, body: {}, when: 'no page session cookie', expect: { status: 401, code: 'UNAUTHENTICATED' } },
   { route: 'POST /borrower/api/operational-agents/:id/revoke', method: 'POST', path: `/borrower/api/operational-agents/${unknownSigningRequest}/revoke`, body: {}, when: 'no page session cookie', expect: { status: 401, code: 'UNAUTHENTICATED' } },
+  { route: 'POST /borrower/api/connected-clients/disconnect', method: 'POST', path: '/borrower/api/connected-clients/disconnect', body: { client_id: 'any' }, when: 'no page session cookie', expect: { status: 401, code: 'UNAUTHENTICATED' } },
 ];
 
 function cell(o: Outcome): string {

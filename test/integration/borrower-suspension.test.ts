@@ -23,7 +23,7 @@ describe('operator controls: suspend and reinstate a borrower, revoke an agent k
 
     await assert.rejects(borrowerSuspend(w.cli, { borrower: b.borrowerId }), /--reason/);
     const suspended = await borrowerSuspend(w.cli, { borrower: b.borrowerId, reason: 'chargeback investigation' });
-    assert.deepEqual(suspended, { borrowerId: b.borrowerId, suspended: true, changed: true });
+    assert.deepEqual(suspended, { borrowerId: b.borrowerId, suspended: true, changed: true, endedGrants: 0 });
     assert.equal((await borrowerShow(w.cli, { borrower: b.borrowerId })).suspended?.reason, 'chargeback investigation');
 
     await assert.rejects(newVoucher(w, m, b, '1200'), (err: Error & { code?: string }) => {

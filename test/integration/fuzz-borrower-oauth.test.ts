@@ -4,6 +4,7 @@ import type { PrivateKeyAccount } from 'viem';
 import { z } from 'zod';
 import { typedDataFromJson } from '../../src/agents/signing.js';
 import { redirectUriProblem } from '../../src/auth/oauth/redirect-policy.js';
+import { storeGrant } from '../helpers/borrower-token.js';
 import { borrowerPageSession } from '../helpers/borrower-page-session.js';
 import { checkAuthorizationAnswer, checkOAuthJsonAnswer, checkRestAnswer, send, Tally, type RawRequest } from '../helpers/fuzz-checks.js';
 import { assertOnlyExpected, Expected, snapshot, type FuzzScope } from '../helpers/fuzz-state.js';
@@ -13,7 +14,7 @@ import { pkcePair, registerLoopbackClient } from '../support/oauth-client.js';
 
 /**
  * Fuzz of the edges issue 10 added: the borrower page's JSON API (session cookie + Origin, revoke a
- * key or an agent, lower a limit with a wallet-signed AgentGrant) and the OAuth registration and
+ * key or an agent, disconnect an app, lower a limit with a wallet-signed AgentGrant) and the OAuth registration and
  * authorization endpoints (application_type, https client ids naming metadata documents).
  * FUZZ_CASES sets the cases per edge (default kept small: these edges are slower than the REST ones).
  */
@@ -24,10 +25,11 @@ const PAGE = { alsoStatus: { INVALID_REQUEST: [409] }, sessionCookie: true } as 
 
 const KeyId = z.uuid();
 const RevokeKeyAnswer = z.strictObject({ key_id: KeyId, status: z.literal('revoked'), changed: z.boolean() });
-const RevokeAgentAnswer = z.strictObject({ operational_agent_id: KeyId, status: z.literal('revoked'), changed: z.boolean(), revoked_key_ids: z.array(KeyId) });
+const RevokeAgentAnswer = z.strictObject({ operational_agent_id: KeyId, status: z.literal('revoked'), changed: z.boolean(), revoked_key_ids: z.array(KeyId), ended_grants: z.number().int().nonnegative() });
 const TypedDataAnswer = z.strictObject({ typed_data: z.record(z.string(), z.unknown()), nonce: z.string().regex(/^0x[0-9a-f]{64}$/), expires_at: z.number() });
 const LimitsAnswer = z.strictObject({ key_id: KeyId, per_payment_limit: z.string(), daily_limit: z.string(), expires_at: z.number() });
 const AccountAnswer = z.looseObject({ borrower_id: KeyId });
+const DisconnectAnswer = z.strictObject({ client_id: z.string().min(1), status: z.literal('disconnected'), ended_grants: z.number().int().positive() });
 
 /** What the fuzz may change on the page: key status and grant, agent revocation. */
 interface AgentState {
@@ -45,7 +47,7 @@ async function agentState(w: World, borrowerIds: string[]): Promise<AgentState> 
 }
 
 interface PageCase {
-  kind: 'revoke-key' | 'revoke-agent' | 'typed-data' | 'limits' | 'account';
+  kind: 'revoke-key' | 'revoke-agent' | 'typed-data' | 'limits' | 'account' | 'disconnect';
   method: string;
   id: string;
   suffix: string;
@@ -61,6 +63,7 @@ const ROUTE: Record<PageCase['kind'], (id: string) => string> = {
   'typed-data': (id) => `/borrower/api/agent-keys/${id}/limits/typed-data`,
   limits: (id) => `/borrower/api/agent-keys/${id}/limits`,
   account: () => '/borrower/api/account',
+  disconnect: () => '/borrower/api/connected-clients/disconnect',
 };
 
 const ANSWER: Record<PageCase['kind'], z.ZodType> = {
@@ -69,6 +72,7 @@ const ANSWER: Record<PageCase['kind'], z.ZodType> = {
   'typed-data': TypedDataAnswer,
   limits: LimitsAnswer,
   account: AccountAnswer,
+  disconnect: DisconnectAnswer,
 };
 
 const b64url = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
@@ -178,6 +182,12 @@ describe('fuzz: the borrower page API and the OAuth registration and authorizati
     function assertAcceptedFairly(c: PageCase, json: Record<string, unknown>): void {
       const req = JSON.stringify(pageRequest(origin, c)).slice(0, 600);
       if (c.kind !== 'account') assert.equal(c.origin?.trim(), origin, `accepted without our Origin: ${req}`);
+      if (c.kind === 'disconnect') {
+        // The body names the client; the session (whichever of the two sent) names the borrower.
+        assert.ok([...sessions.values()].some((t) => (c.cookie ?? '').includes(t)), `disconnected without a session: ${req}`);
+        assert.equal(json.client_id, (JSON.parse(c.body as string) as { client_id: unknown }).client_id, `the answer names another client than the body: ${req}`);
+        return;
+      }
       const actedFor = c.kind === 'account' ? (json.borrower_id as string) : ownerOf.get(c.id.toLowerCase());
       assert.ok(actedFor, `accepted for an id that is nobody's: ${req}`);
       const token = sessions.get(actedFor);
@@ -246,16 +256,34 @@ describe('fuzz: the borrower page API and the OAuth registration and authorizati
       await assertOnlyExpected(w, scope, before, new Expected());
     });
 
-    it(`revoking a key or an agent: ${CASES} bodies, ids, Origins and cookies; only what an accepted request named is revoked`, async function () {
+    it(`revoking a key or an agent, disconnecting an app: ${CASES} bodies, ids, Origins and cookies; only what an accepted request named is revoked or ended`, async function () {
       const before = await snapshot(w, scope);
       const stateBefore = await agentState(w, scope.borrowerIds);
       const tally = new Tally();
       const own = sessions.get(b.borrowerId) as string;
       const revokedKeys = new Set<string>();
       const revokedAgents = new Set<string>();
+      const disconnected = new Set<string>();
+      // OAuth grants to disconnect: two clients of b's, one shared with the other borrower and the bystander, one only the bystander has.
+      const [shared, mine, bystanders] = ['fuzz-client-shared', 'https://agent.example.com/fuzz-client.json', 'fuzz-client-bystander'];
+      const grants = [
+        { borrowerId: b.borrowerId, clientId: shared },
+        { borrowerId: b.borrowerId, clientId: mine },
+        { borrowerId: other.borrowerId, clientId: shared },
+        { borrowerId: bystander.borrowerId, clientId: shared },
+        { borrowerId: bystander.borrowerId, clientId: bystanders },
+      ];
+      const grantIds = await Promise.all(grants.map((g) => storeGrant(w, g.borrowerId, g.clientId, ['borrower:token'])));
       const common = { id: idArb(), suffix, contentType, origin: originHeader(origin), cookie: cookieHeader(own, sessions.get(other.borrowerId) as string) };
       const body = fc.oneof({ weight: 3, arbitrary: bodyTextOf({}) }, { weight: 1, arbitrary: nastyValue.map(toJsonText) }, { weight: 1, arbitrary: fc.constant(undefined) });
-      const arb: fc.Arbitrary<PageCase> = fc.record({ kind: fc.constantFrom('revoke-key' as const, 'revoke-agent' as const), method: pageMethod, body, ...common });
+      const clientArb = fc.oneof({ weight: 4, arbitrary: fc.constantFrom(shared, mine, bystanders) }, { weight: 1, arbitrary: nastyString.filter((s) => s.length < 300) });
+      const disconnectCase = fc
+        .record({ clientId: clientArb, method: pageMethod, suffix, contentType, origin: common.origin, cookie: common.cookie })
+        .chain((r) => bodyTextOf({ client_id: r.clientId }).map((text): PageCase => ({ kind: 'disconnect', id: r.clientId, body: text, method: r.method, suffix: r.suffix, contentType: r.contentType, origin: r.origin, cookie: r.cookie })));
+      const arb: fc.Arbitrary<PageCase> = fc.oneof(
+        { weight: 2, arbitrary: fc.record({ kind: fc.constantFrom('revoke-key' as const, 'revoke-agent' as const), method: pageMethod, body, ...common }) },
+        { weight: 1, arbitrary: disconnectCase },
+      );
       // First, as one concurrent batch: the same revocation twice, the other borrower's agent by
       // their own session, and near misses that must change nothing.
       const revokeOwnKey: PageCase = { kind: 'revoke-key', method: 'POST', id: b.agentKeyId, suffix: '', body: '{}', contentType: 'application/json', origin, cookie: `borrower_session=${own}` };
@@ -268,6 +296,11 @@ describe('fuzz: the borrower page API and the OAuth registration and authorizati
         { ...revokeOwnKey, kind: 'revoke-agent', id: bystander.operationalAgentId, cookie: `${othersSession}; borrower_session=${own}` },
         { ...revokeOwnKey, kind: 'revoke-agent', id: b.operationalAgentId, origin: undefined },
         { ...revokeOwnKey, kind: 'revoke-agent', id: b.operationalAgentId, body: '{"__proto__":{}}' },
+        { ...revokeOwnKey, kind: 'disconnect', id: mine, body: JSON.stringify({ client_id: mine }) },
+        { ...revokeOwnKey, kind: 'disconnect', id: mine, body: JSON.stringify({ client_id: mine }) },
+        { ...revokeOwnKey, kind: 'disconnect', id: bystanders, body: JSON.stringify({ client_id: bystanders }) },
+        { ...revokeOwnKey, kind: 'disconnect', id: shared, body: JSON.stringify({ client_id: shared }), origin: 'https://evil.example' },
+        { ...revokeOwnKey, kind: 'disconnect', id: shared, body: JSON.stringify({ client_id: shared, extra: 1 }) },
       ];
       await fuzzCases(arb, async (c) => {
         const req = pageRequest(origin, c);
@@ -276,16 +309,18 @@ describe('fuzz: the borrower page API and the OAuth registration and authorizati
         if (!code) {
           assertAcceptedFairly(c, json as Record<string, unknown>);
           if (c.kind === 'revoke-key') revokedKeys.add((json as z.infer<typeof RevokeKeyAnswer>).key_id);
+          else if (c.kind === 'disconnect') disconnected.add((json as z.infer<typeof DisconnectAnswer>).client_id);
           else {
             const answer = json as z.infer<typeof RevokeAgentAnswer>;
             revokedAgents.add(answer.operational_agent_id);
             for (const k of answer.revoked_key_ids) revokedKeys.add(k);
           }
         }
-        tally.add(`${c.kind}:${code ? `${a.status}:${code}` : `200:${(json as { changed: boolean }).changed ? 'changed' : 'unchanged'}`}`);
+        const done = c.kind === 'disconnect' ? 'disconnected' : (json as { changed: boolean }).changed ? 'changed' : 'unchanged';
+        tally.add(`${c.kind}:${code ? `${a.status}:${code}` : `200:${done}`}`);
       }, { cases: CASES, examples });
       console.log(`      page revoke outcomes: ${tally}`);
-      tally.assertReached(['revoke-key:200:changed', 'revoke-key:200:unchanged', 'revoke-agent:200:changed', 'revoke-key:404:NOT_FOUND', 'revoke-agent:404:NOT_FOUND', 'revoke-key:403:FORBIDDEN', 'revoke-key:401:UNAUTHENTICATED', 'revoke-key:400:INVALID_REQUEST']);
+      tally.assertReached(['revoke-key:200:changed', 'revoke-key:200:unchanged', 'revoke-agent:200:changed', 'revoke-key:404:NOT_FOUND', 'revoke-agent:404:NOT_FOUND', 'revoke-key:403:FORBIDDEN', 'revoke-key:401:UNAUTHENTICATED', 'revoke-key:400:INVALID_REQUEST', 'disconnect:200:disconnected', 'disconnect:404:NOT_FOUND', 'disconnect:403:FORBIDDEN', 'disconnect:400:INVALID_REQUEST']);
       const after = await agentState(w, scope.borrowerIds);
       for (const [id, was] of stateBefore.keys) {
         const want = revokedKeys.has(id) ? { ...was, status: 'revoked' } : was;
@@ -293,6 +328,15 @@ describe('fuzz: the borrower page API and the OAuth registration and authorizati
       }
       for (const [id, was] of stateBefore.agents) assert.deepEqual(after.agents.get(id), revokedAgents.has(id) ? { ...was, revoked: true } : was, `agent ${id}`);
       assert.equal(after.keys.get(bystander.agentKeyId)?.status, 'active', 'a borrower whose session was never sent keeps their key');
+      const left = new Set((await w.store.db.collection<{ _id: string }>('oauth_grant').find({ _id: { $in: grantIds } }).toArray()).map((g) => g._id));
+      for (const [i, g] of grants.entries()) {
+        const gone = !left.has(grantIds[i] as string);
+        if (g.borrowerId === bystander.borrowerId) assert.ok(!gone, `the bystander's grant of ${g.clientId} was ended`);
+        else if (gone) assert.ok(disconnected.has(g.clientId), `${g.clientId}'s grant ended without an accepted disconnect`);
+      }
+      for (const clientId of disconnected) {
+        assert.ok(grants.some((g, i) => g.clientId === clientId && g.borrowerId !== bystander.borrowerId && !left.has(grantIds[i] as string)), `${clientId} was disconnected but no grant of it ended`);
+      }
       await assertOnlyExpected(w, scope, before, new Expected());
     });
   });

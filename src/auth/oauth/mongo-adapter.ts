@@ -17,11 +17,14 @@ interface OAuthStateDoc {
   grantId: string | null;
   uid: string | null;
   userCode: string | null;
+  /** Who and which client a grant is for (Grant documents only), so a borrower's grants are found and ended (borrower-grants.ts). */
+  accountId?: string | null;
+  clientId?: string | null;
 }
 
 const SWEEP_EVERY_MS = 10 * 60_000;
 
-function collectionName(model: string): string {
+export function collectionName(model: string): string {
   return `oauth_${model.replace(/([a-z])([A-Z])/g, '$1_$2').toLowerCase()}`;
 }
 
@@ -32,7 +35,12 @@ function ensureIndexes(db: Db, col: Collection<OAuthStateDoc>): Promise<unknown>
   if (!perDb) indexed.set(db, (perDb = new Map()));
   let pending = perDb.get(col.collectionName);
   if (!pending) {
-    pending = Promise.all([col.createIndex({ grantId: 1 }), col.createIndex({ uid: 1 }), col.createIndex({ userCode: 1 })]);
+    pending = Promise.all([
+      col.createIndex({ grantId: 1 }),
+      col.createIndex({ uid: 1 }),
+      col.createIndex({ userCode: 1 }),
+      ...(col.collectionName === collectionName('Grant') ? [col.createIndex({ accountId: 1 })] : []),
+    ]);
     // A failed attempt is retried by the next write instead of being cached forever.
     pending.catch(() => perDb.delete(col.collectionName));
     perDb.set(col.collectionName, pending);
@@ -67,6 +75,9 @@ class MongoAdapter implements Adapter {
       grantId: typeof payload.grantId === 'string' ? payload.grantId : null,
       uid: typeof payload.uid === 'string' ? payload.uid : null,
       userCode: typeof payload.userCode === 'string' ? payload.userCode : null,
+      ...(this.model === 'Grant'
+        ? { accountId: typeof payload.accountId === 'string' ? payload.accountId : null, clientId: typeof payload.clientId === 'string' ? payload.clientId : null }
+        : {}),
     };
     try {
       await this.col.replaceOne({ _id: id }, doc, { upsert: true });
