@@ -1,4 +1,3 @@
-import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { getAddress } from 'viem';
 import { createActivities } from '../activities/index.js';
@@ -17,6 +16,7 @@ import { startStoreWatchdog } from '../src/store/store-watchdog.js';
 import { webhookDestinationPolicy } from '../src/webhooks/url-policy.js';
 import { Client } from '@temporalio/client';
 import { CAPTURE_SWEEPER_WORKFLOW_ID, settlementShardWorkflowId } from '../workflows/definitions.js';
+import { workflowCode } from './workflow-code.js';
 
 function chainContext(env: Env, logger: Logger): ChainContext {
   if (!env.RPC_URL || !env.SETTLER_PRIVATE_KEY || !env.SETTLEMENT_CONTRACT_ADDRESS || !env.ASSET_ADDRESS) {
@@ -108,9 +108,8 @@ async function main() {
     connection,
     namespace: env.TEMPORAL_NAMESPACE,
     taskQueue: env.TEMPORAL_TASK_QUEUE,
-    workflowsPath: fileURLToPath(new URL('../workflows/index.js', import.meta.url)),
+    ...workflowCode(),
     activities,
-    bundlerOptions: { ignoreModules: [] },
   });
 
   // The legacy single batcher is started only by payments captured before settlement shards.
