@@ -3,7 +3,7 @@ import type { LookupAddress } from 'node:dns';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import type { Receipt } from '../../src/domain/payment.js';
+import { sampleReceipt } from '../helpers/sample-receipt.js';
 import { webhookEvent } from '../../src/domain/webhook-events.js';
 import type { WebhookEndpointDoc } from '../../src/store/documents.js';
 import { deliverWebhookEvent, WebhookRefusedError } from '../../src/webhooks/deliver.js';
@@ -11,17 +11,7 @@ import { endpointUrlProblem, PUBLIC_ONLY, webhookDestinationPolicy } from '../..
 import { newWebhookSecret } from '../../src/webhooks/secrets.js';
 import { loadEnv } from '../../src/config/env.js';
 
-const receipt: Receipt = {
-  paymentId: '0b6a4c53-8a4e-4b7e-9a7c-1f0d2c3b4a59',
-  status: 'CONFIRMED',
-  merchantId: 'm',
-  payer: 'b',
-  amount: '100',
-  asset: '0xa',
-  network: 'eip155:84532',
-  orderRef: 'o',
-  capturedAt: '2026-11-24T00:00:00.000Z',
-};
+const receipt = sampleReceipt;
 const event = webhookEvent(receipt, { status: 'CONFIRMED', batchId: 'x', transaction: '0x1', blockNumber: '1', confirmedAt: '2026-11-24T00:00:05.000Z' });
 const DEV = { allowPrivate: false, allowLoopback: true };
 const clearSecrets = { open: (s: string) => s };

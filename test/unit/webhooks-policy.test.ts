@@ -1,22 +1,12 @@
 import assert from 'node:assert/strict';
 import { Webhook } from 'standardwebhooks';
 import { webhookEvent, webhookEventId } from '../../src/domain/webhook-events.js';
-import type { Receipt } from '../../src/domain/payment.js';
+import { sampleReceipt } from '../helpers/sample-receipt.js';
 import { assertAllowedDestination, endpointUrlProblem, PUBLIC_ONLY } from '../../src/webhooks/url-policy.js';
 import { webhookBody } from '../../src/webhooks/deliver.js';
 import { newWebhookSecret } from '../../src/webhooks/secrets.js';
 
-const receipt: Receipt = {
-  paymentId: '0b6a4c53-8a4e-4b7e-9a7c-1f0d2c3b4a59',
-  status: 'CONFIRMED',
-  merchantId: 'm',
-  payer: 'b',
-  amount: '100',
-  asset: '0xa',
-  network: 'eip155:84532',
-  orderRef: 'o',
-  capturedAt: '2026-11-24T00:00:00.000Z',
-};
+const receipt = sampleReceipt;
 
 describe('webhooks: URL policy, event ids and signatures', function () {
   it('accepts only https URLs without credentials or fragments', function () {
