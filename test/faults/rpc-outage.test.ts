@@ -23,8 +23,12 @@ async function apiStatuses(w: World, payments: CapturedPayment[]): Promise<strin
 
 describe('fault: the RPC node unreachable from the worker and the API for 60 s', function () {
   this.timeout(300_000);
-  // One settlement shard: the test follows one batch in flight and one queued through the outage.
-  const env = useIsolatedStack({ env: { CONFIRMATIONS: '2', BATCH_MAX_WAIT_MS: '200', SETTLEMENT_SHARDS: '1' }, rpcProxy: true });
+  // One settlement shard: the test follows one batch in flight and one queued through the outage. Batches
+  // close when full (3 payments), so a slow machine cannot split the in-flight three over two batches.
+  const env = useIsolatedStack({
+    env: { CONFIRMATIONS: '2', SETTLEMENT_SHARDS: '1', BATCH_MAX_PAYMENTS: '3', BATCH_MAX_WAIT_MS: '60000' },
+    rpcProxy: true,
+  });
 
   before(async function () {
     await env().chain.intervalMining(1);
@@ -40,10 +44,10 @@ describe('fault: the RPC node unreachable from the worker and the API for 60 s',
     let captured: CapturedPayment[] = [];
     for (const [i, phase] of OUTAGE.entries()) {
       proxy.setMode(phase.mode);
-      if (i === 0) captured = await capturePayments(w, parties, [4004n, 4005n]);
+      if (i === 0) captured = await capturePayments(w, parties, [4004n, 4005n, 4006n]);
       await new Promise((r) => setTimeout(r, phase.ms));
       const statuses = await apiStatuses(w, [...inFlight, ...captured]);
-      assert.deepEqual(statuses, ['SUBMITTED', 'SUBMITTED', 'SUBMITTED', 'QUEUED', 'QUEUED'], `after the ${phase.mode} phase, payments wait`);
+      assert.deepEqual(statuses, ['SUBMITTED', 'SUBMITTED', 'SUBMITTED', 'QUEUED', 'QUEUED', 'QUEUED'], `after the ${phase.mode} phase, payments wait`);
     }
     assert.ok(stack.worker.running, 'the worker rode out the outage');
     // The chain itself went on: the in-flight batch is mined there, but nobody could see it.
