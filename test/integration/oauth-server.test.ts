@@ -86,6 +86,11 @@ describe('OAuth authorization server: metadata, registration, PKCE', function ()
       assert.equal(r.json.client_secret, undefined, method);
     }
     assert.equal(await clients.countDocuments(), before, 'no confidential client was stored');
+    // Leaving the method out registers a public client, without a secret it would never use.
+    const unnamed = await registerClient(origin, { client_name: 'No method named', redirect_uris: ['http://127.0.0.1:43123/callback'] });
+    assert.equal(unnamed.status, 201, JSON.stringify(unnamed.json));
+    assert.equal(unnamed.json.token_endpoint_auth_method, 'none');
+    assert.equal(unnamed.json.client_secret, undefined, JSON.stringify(unnamed.json));
 
     for (const path of ['/.well-known/oauth-authorization-server/oauth', '/.well-known/openid-configuration/oauth']) {
       const m = (await (await fetch(`${origin}${path}`)).json()) as Record<string, unknown>;

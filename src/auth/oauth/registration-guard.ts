@@ -134,6 +134,10 @@ export async function guardRegistration(deps: AppDeps, ctx: Context): Promise<bo
     oauthError(ctx, 400, err.error, err.message);
     return true;
   }
-  (ctx.req as typeof ctx.req & { body?: unknown }).body = doc;
+  // RFC 7591's default would be client_secret_basic, and oidc-provider decides on a secret before
+  // applying our default: name the public method, so a client that left it out gets no secret either.
+  const document = doc as Record<string, unknown>;
+  if (document.token_endpoint_auth_method === undefined || document.token_endpoint_auth_method === null) document.token_endpoint_auth_method = PUBLIC_CLIENT_AUTH_METHOD;
+  (ctx.req as typeof ctx.req & { body?: unknown }).body = document;
   return false;
 }
