@@ -14,8 +14,8 @@ export function corsPolicy(env: Env): CorsPolicy {
   return { allows: (origin) => !!origin && (listed.has(origin) || (loopback && isLoopbackOrigin(origin))) };
 }
 
-/** The request headers the MCP transport and the OAuth client send that are not CORS-safelisted. */
-export const CORS_ALLOW_HEADERS = 'Authorization, Content-Type, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID';
+/** The request headers the MCP transport (2026-07-28 adds Mcp-Method and Mcp-Name) and the OAuth client send that are not CORS-safelisted. */
+export const CORS_ALLOW_HEADERS = 'Authorization, Content-Type, Mcp-Session-Id, Mcp-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID';
 /** The answer headers an MCP client reads: the session, the negotiated version and the auth challenge. */
 export const CORS_EXPOSE_HEADERS = 'Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate';
 const PREFLIGHT_MAX_AGE_SECONDS = '600';

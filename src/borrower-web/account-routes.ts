@@ -15,11 +15,14 @@ import { accountPage } from './account-page.js';
 import { accountView } from './account-view.js';
 import { newNonce, sendHtml } from './html.js';
 import { requireSameOrigin, requireSession, requireSessionPost } from './page-guard.js';
-import { endSession, issueChallenge, startSession, takeChallenge } from './session.js';
+import { endSession, issueChallenge, spendChallenge, startSession, takeChallenge } from './session.js';
+import { limitSignInsFrom, limitSignInsOf } from './sign-in-limit.js';
 import { walletProofFor, walletProofProblem } from './wallet-proof.js';
 
 /** The WalletProof's clientId on the borrower page: no OAuth client, the borrower themself. */
 export const ACCOUNT_CLIENT_ID = 'borrower-account-page';
+
+const CHALLENGE_UNUSABLE = 'This sign-in was not started in this browser for that wallet, was already used, or expired; press "Sign in" again.';
 
 const Address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte hex address');
 const Signature = z.string().regex(/^0x[0-9a-fA-F]{2,1024}$/, 'must be 0x-prefixed hex');
@@ -86,14 +89,16 @@ export function accountRouter(deps: AppDeps): Router {
 
   router.post('/api/session', async (ctx) => {
     requireSameOrigin(deps, ctx);
+    await limitSignInsFrom(deps, ctx);
     const body = parse(SignInBody, await readJsonBody(ctx));
     const wallet = body.wallet.toLowerCase() as `0x${string}`;
     const issued = await takeChallenge(deps, ctx);
-    if (!issued || issued.wallet !== wallet || issued.issuedAt !== body.issuedAt) {
-      throw new ApiError('INVALID_REQUEST', 'This sign-in was not started in this browser for that wallet, or it expired; press "Sign in" again.');
-    }
+    if (!issued || issued.wallet !== wallet || issued.issuedAt !== body.issuedAt) throw new ApiError('INVALID_REQUEST', CHALLENGE_UNUSABLE);
     const problem = await walletProofProblem(deps, { wallet, clientId: ACCOUNT_CLIENT_ID, challenge: issued.challenge, issuedAt: issued.issuedAt }, body.signature as `0x${string}`);
     if (problem) throw new ApiError('INVALID_REQUEST', problem);
+    // The cookie and signature could be sent again: the challenge signs in once.
+    if (!(await spendChallenge(deps, issued))) throw new ApiError('INVALID_REQUEST', CHALLENGE_UNUSABLE);
+    await limitSignInsOf(deps, wallet);
     const borrower = await findBorrowerByWallet(deps.store.c, wallet);
     if (!borrower) throw ApiError.notFound('borrower for this wallet: sign in through your agent first');
     await startSession(deps, ctx, { borrowerId: borrower._id, wallet });
@@ -103,7 +108,7 @@ export function accountRouter(deps: AppDeps): Router {
 
   router.post('/api/session/end', async (ctx) => {
     requireSameOrigin(deps, ctx);
-    endSession(deps, ctx);
+    await endSession(deps, ctx);
     ctx.body = { signed_out: true };
   });
 

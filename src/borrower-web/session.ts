@@ -1,14 +1,17 @@
-import { hkdfSync } from 'node:crypto';
+import { hkdfSync, randomBytes } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import type { Context } from 'koa';
 import type { AppDeps } from '../api/deps.js';
 import { publicOrigin } from '../config/env.js';
+import { isSpent, spendOnce } from '../store/spent-tokens.js';
 
 /**
  * The borrower page's session: a short-lived HS256 JWT in an HttpOnly, SameSite=Strict cookie
  * (Secure when the public origin is https), scoped to /borrower. Its key is derived from the
- * authorization server's cookie secrets, so every API process shares it and nothing new is stored.
- * A second cookie carries the sign-in challenge, tying a WalletProof to the browser that asked.
+ * authorization server's cookie secrets, so every API process shares it. Each session has a random
+ * id: signing out records it as ended (spent-tokens.ts), so the old cookie is refused at once.
+ * A second cookie carries the sign-in challenge, tying a WalletProof to the browser that asked;
+ * the challenge is spent when a sign-in uses it, so the same signed challenge signs in only once.
  */
 export const SESSION_COOKIE = 'borrower_session';
 export const CHALLENGE_COOKIE = 'borrower_signin';
@@ -36,11 +39,15 @@ function sessionKeys(deps: AppDeps): Uint8Array[] {
 
 const audience = (deps: AppDeps) => `${publicOrigin(deps.env)}${COOKIE_PATH}`;
 
+const sessionSpentId = (jti: string) => `borrower-session:${jti}`;
+const challengeSpentId = (challenge: string) => `borrower-signin:${challenge}`;
+
 async function sign(deps: AppDeps, typ: string, claims: Record<string, unknown>, subject: string, ttlSeconds: number): Promise<string> {
   const now = Math.floor(deps.nowMs() / 1000);
   const [key] = sessionKeys(deps);
   return new SignJWT(claims)
     .setProtectedHeader({ alg: 'HS256', typ })
+    .setJti(randomBytes(16).toString('base64url'))
     .setIssuer(publicOrigin(deps.env))
     .setAudience(audience(deps))
     .setSubject(subject)
@@ -79,14 +86,20 @@ export async function startSession(deps: AppDeps, ctx: Context, s: BorrowerSessi
   setCookie(deps, ctx, SESSION_COOKIE, await sign(deps, SESSION_TYP, { wallet: s.wallet }, s.borrowerId, SESSION_TTL_SECONDS), SESSION_TTL_SECONDS);
 }
 
-export function endSession(deps: AppDeps, ctx: Context): void {
+/** Ends the browser's session server-side (its id is recorded until it would expire) and clears the cookie. */
+export async function endSession(deps: AppDeps, ctx: Context): Promise<void> {
+  const claims = await verify(deps, SESSION_TYP, ctx.cookies.get(SESSION_COOKIE));
+  if (claims && typeof claims.jti === 'string' && typeof claims.exp === 'number') {
+    await spendOnce(deps.store.c, sessionSpentId(claims.jti), new Date(claims.exp * 1000));
+  }
   setCookie(deps, ctx, SESSION_COOKIE, null, 0);
 }
 
-/** The signed-in borrower, or null when the cookie is absent, forged, for another origin or expired. */
+/** The signed-in borrower, or null when the cookie is absent, forged, for another origin, expired or signed out. */
 export async function readSession(deps: AppDeps, ctx: Context): Promise<BorrowerSession | null> {
   const claims = await verify(deps, SESSION_TYP, ctx.cookies.get(SESSION_COOKIE));
-  if (!claims || typeof claims.sub !== 'string' || typeof claims.wallet !== 'string') return null;
+  if (!claims || typeof claims.sub !== 'string' || typeof claims.wallet !== 'string' || typeof claims.jti !== 'string') return null;
+  if (await isSpent(deps.store.c, sessionSpentId(claims.jti))) return null;
   return { borrowerId: claims.sub, wallet: claims.wallet };
 }
 
@@ -101,4 +114,9 @@ export async function takeChallenge(deps: AppDeps, ctx: Context): Promise<SignIn
   setCookie(deps, ctx, CHALLENGE_COOKIE, null, 0);
   if (!claims || typeof claims.sub !== 'string' || typeof claims.challenge !== 'string' || typeof claims.issued_at !== 'number') return null;
   return { wallet: claims.sub, challenge: claims.challenge, issuedAt: claims.issued_at };
+}
+
+/** Spends a sign-in challenge: true the first time, false when a sign-in already used it (a replay). */
+export function spendChallenge(deps: AppDeps, c: SignInChallenge): Promise<boolean> {
+  return spendOnce(deps.store.c, challengeSpentId(c.challenge), new Date((c.issuedAt + CHALLENGE_TTL_SECONDS) * 1000));
 }

@@ -15,6 +15,7 @@ import { typedDataToJson } from '../domain/typed-data.js';
 import { findOrCreateBorrowerByWallet } from '../store/borrowers.js';
 import { errorPage, newNonce, sendHtml } from './html.js';
 import { signInPage } from './sign-in-page.js';
+import { limitSignInsFrom, limitSignInsOf } from './sign-in-limit.js';
 import { walletProofFor, walletProofProblem } from './wallet-proof.js';
 
 const Address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte hex address');
@@ -98,6 +99,7 @@ export function signInRouter(deps: AppDeps, provider: Provider): Router {
 
   router.post('/wallet-proof', async (ctx) => {
     const details = await requireInteraction(provider, ctx);
+    await limitSignInsFrom(deps, ctx);
     const body = parse(WalletProofBody, await readJsonBody(ctx));
     const clientId = clientIdOf(details);
     const wallet = body.wallet.toLowerCase() as `0x${string}`;
@@ -107,6 +109,7 @@ export function signInRouter(deps: AppDeps, provider: Provider): Router {
       body.signature as `0x${string}`,
     );
     if (problem) throw new ApiError('INVALID_REQUEST', problem);
+    await limitSignInsOf(deps, wallet);
 
     const rawScopes = String(details.params.scope ?? '').split(' ').filter(Boolean);
     const scopes = parseScopeString(details.params.scope);

@@ -126,8 +126,17 @@ export const EnvSchema = z.object({
   /** Registrations one source address may make: a token bucket of this rate per minute and burst. */
   OAUTH_DCR_PER_MIN: intFromEnv(10, 1),
   OAUTH_DCR_BURST: intFromEnv(20, 1),
-  /** A registered client that no borrower has granted anything within this many hours is deleted. */
+  /**
+   * A registered client is deleted this many hours after registration unless a borrower grants it
+   * something; a grant keeps it until the grant expires (REFRESH_TOKEN_TTL_SECONDS), never forever.
+   */
   OAUTH_UNUSED_CLIENT_TTL_HOURS: intFromEnv(24, 1),
+  /**
+   * Wallet sign-ins (the OAuth sign-in page and the borrower page): a token bucket of this rate per
+   * minute and burst for each source address, and another for each wallet.
+   */
+  WALLET_SIGNIN_PER_MIN: intFromEnv(10, 1),
+  WALLET_SIGNIN_BURST: intFromEnv(20, 1),
   /** Client ID Metadata Documents: an https URL as client_id, its document fetched under the limits of src/auth/oauth/cimd.ts. */
   OAUTH_CIMD_ENABLED: boolFromEnv(true),
   /**

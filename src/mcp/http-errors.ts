@@ -10,7 +10,7 @@ export interface McpHttpError {
 
 /** The `data.code` of every non-2xx answer at /mcp (docs/agent-side.md). */
 export const MCP_HTTP_ERROR_CODES = [
-  'UNAUTHENTICATED', 'INSUFFICIENT_SCOPE', 'METHOD_NOT_ALLOWED', 'NOT_ACCEPTABLE', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'HEADERS_TOO_LARGE',
+  'UNAUTHENTICATED', 'INSUFFICIENT_SCOPE', 'FORBIDDEN', 'METHOD_NOT_ALLOWED', 'NOT_ACCEPTABLE', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'HEADERS_TOO_LARGE',
   'INVALID_REQUEST', 'UNAVAILABLE', 'INTERNAL',
 ] as const;
 export type McpHttpErrorCode = (typeof MCP_HTTP_ERROR_CODES)[number];
@@ -77,6 +77,15 @@ export function insufficientScope(
       'WWW-Authenticate': bearerChallenge({ error: 'insufficient_scope', scope: request.join(' '), resource_metadata: resourceMetadata, error_description: description }),
     },
     data: { oauth_error: 'insufficient_scope', tool, scope: needed.join(' '), missing_scopes: [...missing] },
+  });
+}
+
+/** 403: a browser page on an origin that is neither ours nor allowed (the transport's DNS-rebinding check). */
+export function forbiddenOrigin(origin: string, requestId: string): McpHttpError {
+  const shown = origin.slice(0, 200);
+  return mcpHttpError(403, 'FORBIDDEN', `Requests from the origin ${JSON.stringify(shown)} may not use this endpoint: it is neither this server's origin nor an allowed one.`, requestId, {
+    headers: { 'Cache-Control': 'no-store' },
+    data: { origin: shown },
   });
 }
 

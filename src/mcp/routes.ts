@@ -2,8 +2,9 @@ import Router from '@koa/router';
 import type { AppDeps } from '../api/deps.js';
 import { mcpEndpoint } from './endpoint.js';
 import { PRM_PATHS, protectedResourceMetadata } from './metadata.js';
+import { mcpOriginGuard } from './origin-guard.js';
 
-/** `/mcp` (every method; only POST is served) and the RFC 9728 documents. */
+/** `/mcp` (every method; only POST is served; a foreign Origin is refused first) and the RFC 9728 documents. */
 export function mcpRouter(deps: AppDeps): Router {
   const router = new Router();
   const metadata = protectedResourceMetadata(deps.env);
@@ -13,6 +14,6 @@ export function mcpRouter(deps: AppDeps): Router {
       ctx.body = metadata;
     });
   }
-  router.all('/mcp', mcpEndpoint(deps));
+  router.all('/mcp', mcpOriginGuard(deps.env), mcpEndpoint(deps));
   return router;
 }

@@ -7,6 +7,7 @@ import type {
   MerchantDoc,
   PaymentDoc,
   RateLimitSlotDoc,
+  SpentTokenDoc,
   SpendIntentDoc,
   OperationalAgentDoc,
   SigningRequestDoc,
@@ -35,6 +36,8 @@ export interface Collections {
   payments: Collection<PaymentDoc>;
   idempotency: Collection<IdempotencyDoc>;
   rateLimitSlots: Collection<RateLimitSlotDoc>;
+  /** Spent sign-in challenges and signed-out sessions of the borrower page, until they expire. */
+  spentTokens: Collection<SpentTokenDoc>;
   operationalAgents: Collection<OperationalAgentDoc>;
   signingRequests: Collection<SigningRequestDoc>;
   handles: Collection<HandleDoc>;
@@ -74,6 +77,7 @@ export function collections(source: Db | (() => Db)): Collections {
     payments: db.collection<PaymentDoc>('payments'),
     idempotency: db.collection<IdempotencyDoc>('idempotency_keys'),
     rateLimitSlots: db.collection<RateLimitSlotDoc>('rate_limit_slots'),
+    spentTokens: db.collection<SpentTokenDoc>('spent_tokens'),
     operationalAgents: db.collection<OperationalAgentDoc>('operational_agents'),
     signingRequests: db.collection<SigningRequestDoc>('signing_requests'),
     handles: db.collection<HandleDoc>('handles'),
@@ -129,6 +133,7 @@ export async function ensureIndexes(c: Collections): Promise<void> {
     c.payments.createIndex({ status: 1, updatedAt: 1 }),
     c.idempotency.createIndex({ expiresAt: 1 }),
     c.rateLimitSlots.createIndex({ expiresAt: 1 }),
+    c.spentTokens.createIndex({ expiresAt: 1 }),
     c.operationalAgents.createIndex({ borrowerId: 1 }),
     c.signingRequests.createIndex({ borrowerId: 1, createdAt: -1 }),
     c.spendIntents.createIndex({ status: 1, expiresAt: 1 }),

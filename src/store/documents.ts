@@ -301,6 +301,14 @@ export interface IdempotencyDoc {
   expiresAt: Date;
 }
 
+/** A single-use credential already spent (a sign-in challenge) or ended early (a signed-out session). */
+export interface SpentTokenDoc {
+  /** `<kind>:<the token's own random id>`: the unique _id makes spending atomic. */
+  _id: string;
+  /** When the token expires on its own; swept after. */
+  expiresAt: Date;
+}
+
 /** One admitted request's claim on a rate-limit slot (see domain/rate-limit.ts). */
 export interface RateLimitSlotDoc {
   /** `${bucket}:${slot}`: the unique _id is what makes a claim atomic. */

@@ -13,6 +13,7 @@ export const CREDENTIALS = {
   jwtNoStepUp: 'merchant JWT without step-up (no `mfa` in `amr`, or `auth_time` over 10 min old)',
   borrowerToken: 'borrower OAuth token (all scopes)',
   borrowerNoScope: "borrower OAuth token lacking the tool's scope",
+  foreignOrigin: 'borrower OAuth token (all scopes) from a page on another site (`Origin: https://evil.example`)',
   expired: 'expired token (merchant JWT on REST, borrower token on `/mcp`)',
   wrongAudience: 'token for another audience (merchant JWT on REST, borrower token on `/mcp`)',
   merchantKey: "the merchant's own API key",
@@ -43,7 +44,8 @@ export type Column = keyof typeof COLUMNS;
 
 /**
  * `code` is the body's error code; on /mcp it is the OAuth error of the challenge
- * (`invalid_token`, `insufficient_scope`) or UNAUTHENTICATED when no token was sent.
+ * (`invalid_token`, `insufficient_scope`), UNAUTHENTICATED when no token was sent, or FORBIDDEN
+ * (`data.code`, no challenge) for a foreign Origin.
  * `invalidReason` is verify's verdict (on a 200) or a refused capture's reason (on a 422).
  */
 export type Outcome = { status: 200 | 201; invalidReason?: string } | { status: 400 | 401 | 403 | 404 | 422; code: string; invalidReason?: string };
@@ -103,6 +105,8 @@ export const MATRIX: Record<Credential, Record<Column, Outcome>> = {
   }),
   borrowerToken: { ...allRest(unauth), mcp: ok, metrics: unauth },
   borrowerNoScope: { ...allRest(unauth), mcp: { status: 403, code: 'insufficient_scope' }, metrics: unauth },
+  // The MCP transport's DNS-rebinding check answers before the token is looked at.
+  foreignOrigin: { ...allRest(unauth), mcp: { status: 403, code: 'FORBIDDEN' }, metrics: unauth },
   expired: refusedOutsideRest(allRest(unauth)),
   wrongAudience: refusedOutsideRest(allRest(unauth)),
   merchantKey: refusedOutsideRest({ ...allRest(ok), refund: refundJudged, hookCreate: created }),

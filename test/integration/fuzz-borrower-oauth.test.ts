@@ -77,8 +77,8 @@ const ANSWER: Record<PageCase['kind'], z.ZodType> = {
 
 const b64url = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
 
-/** Mostly the borrower's own session; sometimes another's, both, a tampered or unsigned one, or junk. */
-function cookieHeader(own: string, other: string): fc.Arbitrary<string | undefined> {
+/** Mostly the borrower's own session; sometimes another's, both, a signed-out, tampered or unsigned one, or junk. */
+function cookieHeader(own: string, other: string, signedOut: string): fc.Arbitrary<string | undefined> {
   const [head, payload, sig] = own.split('.') as [string, string, string];
   const otherPayload = other.split('.')[1] as string;
   const unsigned = `${b64url({ alg: 'none', typ: 'borrower-session+jwt' })}.${payload}.`;
@@ -92,7 +92,7 @@ function cookieHeader(own: string, other: string): fc.Arbitrary<string | undefin
         undefined, '', 'borrower_session=', `borrower_session=${own}x`, `borrower_session=${head}.${payload}.${'A'.repeat(43)}`, `borrower_session=${head}.${otherPayload}.${sig}`,
         `borrower_session=${unsigned}`, `borrower_session=${otherTyp}`, `borrower_session=${head}.${payload}`, `BORROWER_SESSION=${own}`, `borrower_session="${own}"`,
         `borrower_session=${own.toUpperCase()}`, `x=1; borrower_session=${own}`, `borrower_session=${other}; borrower_session=${own}`, `borrower_signin=${own}`,
-        `borrower_session=${'A'.repeat(5_000)}`, `borrower_session=${own};borrower_session=`,
+        `borrower_session=${'A'.repeat(5_000)}`, `borrower_session=${own};borrower_session=`, `borrower_session=${signedOut}`,
       ),
     },
     { weight: 1, arbitrary: headerJunk.map((s) => `borrower_session=${s}`) },
@@ -154,6 +154,8 @@ describe('fuzz: the borrower page API and the OAuth registration and authorizati
     let other: TestBorrower;
     let bystander: TestBorrower;
     let sessions: Map<string, string>;
+    /** A session of b's that signed out: it must never act. */
+    let signedOut: string;
     let scope: FuzzScope;
     /** Which borrower owns an id (lowercase), for the ids the fuzz sends. */
     let ownerOf: Map<string, string>;
@@ -162,6 +164,9 @@ describe('fuzz: the borrower page API and the OAuth registration and authorizati
       [b, other, bystander] = await Promise.all([newBorrower(w), newBorrower(w), newBorrower(w)]);
       const [own, others] = await Promise.all([borrowerPageSession(origin, b.wallet), borrowerPageSession(origin, other.wallet)]);
       sessions = new Map([[b.borrowerId, own], [other.borrowerId, others]]);
+      signedOut = await borrowerPageSession(origin, b.wallet);
+      const out = await fetch(`${origin}/borrower/api/session/end`, { method: 'POST', headers: { origin, cookie: `borrower_session=${signedOut}` } });
+      assert.equal(out.status, 200);
       scope = { merchantIds: [], borrowerIds: [b.borrowerId, other.borrowerId, bystander.borrowerId] };
       ownerOf = new Map([b, other, bystander].flatMap((x) => [[x.agentKeyId, x.borrowerId], [x.operationalAgentId, x.borrowerId]] as const));
     });
@@ -205,7 +210,7 @@ describe('fuzz: the borrower page API and the OAuth registration and authorizati
       const lowerStill = { per_payment_limit: '400000000', daily_limit: '800000000000' };
       const signed = await signedLimits(origin, own, b, lower);
       const accepted: { id: string; nonce: string; limits: string }[] = [];
-      const common = { id: idArb(), suffix, contentType, origin: originHeader(origin), cookie: cookieHeader(own, sessions.get(other.borrowerId) as string) };
+      const common = { id: idArb(), suffix, contentType, origin: originHeader(origin), cookie: cookieHeader(own, sessions.get(other.borrowerId) as string, signedOut) };
       const arb: fc.Arbitrary<PageCase> = fc.oneof(
         // Lower again than the grant the example below installs, so an untouched body is a valid request.
         fc.record({ kind: fc.constant('typed-data' as const), method: pageMethod, body: bodyTextOf(lowerStill), ...common }),
@@ -274,7 +279,7 @@ describe('fuzz: the borrower page API and the OAuth registration and authorizati
         { borrowerId: bystander.borrowerId, clientId: bystanders },
       ];
       const grantIds = await Promise.all(grants.map((g) => storeGrant(w, g.borrowerId, g.clientId, ['borrower:token'])));
-      const common = { id: idArb(), suffix, contentType, origin: originHeader(origin), cookie: cookieHeader(own, sessions.get(other.borrowerId) as string) };
+      const common = { id: idArb(), suffix, contentType, origin: originHeader(origin), cookie: cookieHeader(own, sessions.get(other.borrowerId) as string, signedOut) };
       const body = fc.oneof({ weight: 3, arbitrary: bodyTextOf({}) }, { weight: 1, arbitrary: nastyValue.map(toJsonText) }, { weight: 1, arbitrary: fc.constant(undefined) });
       const clientArb = fc.oneof({ weight: 4, arbitrary: fc.constantFrom(shared, mine, bystanders) }, { weight: 1, arbitrary: nastyString.filter((s) => s.length < 300) });
       const disconnectCase = fc
@@ -363,7 +368,14 @@ describe('fuzz: the borrower page API and the OAuth registration and authorizati
     ];
     const AUTH_METHODS = ['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt', 'tls_client_auth', 'NONE', ''];
 
-    const RegisteredClient = z.looseObject({ client_id: z.string().min(1), redirect_uris: z.array(z.string()), application_type: z.enum(['web', 'native']) });
+    // Public clients only: whatever the document asked for, an accepted one authenticates with "none" and gets no secret.
+    const RegisteredClient = z.looseObject({
+      client_id: z.string().min(1),
+      redirect_uris: z.array(z.string()),
+      application_type: z.enum(['web', 'native']),
+      token_endpoint_auth_method: z.literal('none'),
+      client_secret: z.never().optional(),
+    });
 
     it(`POST /oauth/reg: ${CASES} documents with mutated application_type, redirect_uris and auth method; never a 5xx, refusals are OAuth errors and store nothing`, async function () {
       const clients = w.store.db.collection('oauth_client');

@@ -100,6 +100,7 @@ describe('fuzz: every MCP tool and the JSON-RPC envelope on the real stack', fun
   this.timeout(900_000);
   let w: World;
   let url: string;
+  let ownOrigin: string;
   let merchant: TestMerchant;
   let active: TestBorrower;
   /** ACTIVE, with booked debt so execute_repayment reaches its write path. */
@@ -118,6 +119,7 @@ describe('fuzz: every MCP tool and the JSON-RPC envelope on the real stack', fun
   before(async function () {
     w = await world();
     url = mcpUrl(w.cli.env);
+    ownOrigin = new URL(url).origin;
     merchant = await newMerchant(w, 'Fuzz MCP Merchant', { rateLimits: UNTHROTTLED });
     active = await newBorrower(w);
     const v = await newVoucher(w, merchant, active, String(DEBT), { orderRef: 'fuzz-debt' });
@@ -135,7 +137,13 @@ describe('fuzz: every MCP tool and the JSON-RPC envelope on the real stack', fun
   });
 
   /** Runs the cases, checks every answer, and records what the successful calls may have created. */
-  async function fuzzMcp(name: string, arb: fc.Arbitrary<RawRequest>, caller: Caller, examples: RawRequest[] = []): Promise<{ tally: Tally; before: Snapshot; expected: Expected }> {
+  async function fuzzMcp(
+    name: string,
+    arb: fc.Arbitrary<RawRequest>,
+    caller: Caller,
+    examples: RawRequest[] = [],
+    check: (req: RawRequest, answer: Awaited<ReturnType<typeof send>>, httpCode: string | undefined) => void = () => undefined,
+  ): Promise<{ tally: Tally; before: Snapshot; expected: Expected }> {
     const before = await snapshot(w, scope);
     const tally = new Tally();
     const expected = new Expected();
@@ -143,6 +151,7 @@ describe('fuzz: every MCP tool and the JSON-RPC envelope on the real stack', fun
       const answer = await send(req);
       const calls = toolCallsOf(req.body ?? '');
       const out = checkMcpAnswer(req, answer, calls);
+      check(req, answer, out.httpCode);
       if (out.httpCode) tally.add(`${answer.status}:${out.httpCode}`);
       else if (out.outcomes.size === 0) tally.add(String(answer.status));
       for (const outcome of out.outcomes.values()) tally.add(outcome);
@@ -285,21 +294,33 @@ describe('fuzz: every MCP tool and the JSON-RPC envelope on the real stack', fun
         contentType,
         accept: fc.oneof({ weight: 10, arbitrary: fc.constant(ACCEPT) }, { weight: 2, arbitrary: fc.constantFrom(undefined, 'application/json', 'text/event-stream', '*/*', 'text/html') }, { weight: 1, arbitrary: headerJunk }),
         protocol: fc.oneof({ weight: 10, arbitrary: fc.constant(undefined) }, { weight: 2, arbitrary: fc.constantFrom('2025-06-18', '2025-03-26', '2024-11-05', '1999-01-01', '') }, { weight: 1, arbitrary: headerJunk }),
+        origin: fc.oneof(
+          { weight: 14, arbitrary: fc.constant(undefined) },
+          { weight: 2, arbitrary: fc.constantFrom(ownOrigin, 'https://evil.example', 'null', `${ownOrigin}.evil.example`, ownOrigin.replace('http:', 'https:'), `${ownOrigin}/`, '') },
+          { weight: 1, arbitrary: headerJunk },
+        ),
         auth: fc.oneof(
           { weight: 14, arbitrary: fc.constant(`Bearer ${j.token}`) },
           { weight: 2, arbitrary: fc.constantFrom(undefined, '', 'Bearer', `Bearer ${expired}`, `Bearer ${merchant.apiKey}`, `bearer ${j.token}`, `Bearer ${j.token}x`, `Basic ${j.token}`) },
           { weight: 1, arbitrary: headerJunk.map((s) => `Bearer ${s}`) },
         ),
       })
-      .map(({ body, method, contentType: ct, accept, protocol, auth }) =>
-        mcpRequest(url, body, { authorization: auth, accept, 'content-type': ct, 'mcp-protocol-version': protocol }, method),
+      .map(({ body, method, contentType: ct, accept, protocol, auth, origin }) =>
+        mcpRequest(url, body, { authorization: auth, accept, 'content-type': ct, 'mcp-protocol-version': protocol, origin }, method),
       );
     // A batch repeating an id once ran both calls and answered only one of them.
     const repeated = [call(7, 'register_borrower', { idempotency_key: randomUUID(), terminal_label: 'twice' }), { jsonrpc: '2.0', id: 7, method: 'ping' }];
     const examples = [mcpRequest(url, JSON.stringify(repeated), { authorization: `Bearer ${j.token}`, accept: ACCEPT, 'content-type': 'application/json' })];
-    const { tally, before, expected } = await fuzzMcp('raw JSON-RPC', arb, j, examples);
+    // A present Origin other than ours is 403 FORBIDDEN before anything else (an oversized header may be refused first).
+    const originCheck = (req: RawRequest, answer: { status: number; text: string }, httpCode: string | undefined) => {
+      const origin = req.headers.origin?.replace(/^[ \t]+|[ \t]+$/g, '');
+      const foreign = origin !== undefined && origin !== '' && origin !== ownOrigin;
+      if (foreign) assert.ok(httpCode === 'FORBIDDEN' || httpCode === 'HEADERS_TOO_LARGE', `Origin ${JSON.stringify(origin.slice(0, 80))} answered ${answer.status} ${answer.text.slice(0, 200)}`);
+      else assert.notEqual(httpCode, 'FORBIDDEN', `Origin ${JSON.stringify(origin)} was refused: ${answer.text.slice(0, 200)}`);
+    };
+    const { tally, before, expected } = await fuzzMcp('raw JSON-RPC', arb, j, examples, originCheck);
     await assertOnlyExpected(w, scope, before, expected);
     await assertConsistent(w, j.borrowerId);
-    tally.assertReached(['ok', '401:UNAUTHENTICATED', '415:UNSUPPORTED_MEDIA_TYPE', '413:PAYLOAD_TOO_LARGE']);
+    tally.assertReached(['ok', '401:UNAUTHENTICATED', '403:FORBIDDEN', '415:UNSUPPORTED_MEDIA_TYPE', '413:PAYLOAD_TOO_LARGE']);
   });
 });

@@ -13,7 +13,7 @@ import {
 import { authorizationUrl, pkcePair, registerLoopbackClient, tokenRequest } from '../support/oauth-client.js';
 import { mintBorrowerToken } from '../helpers/borrower-token.js';
 
-const MCP_HEADERS = ['authorization', 'content-type', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id'];
+const MCP_HEADERS = ['authorization', 'content-type', 'mcp-session-id', 'mcp-protocol-version', 'mcp-method', 'mcp-name', 'last-event-id'];
 const EXPOSED = ['mcp-session-id', 'mcp-protocol-version', 'www-authenticate'];
 
 const list = (h: string | null) => (h ?? '').split(',').map((v) => v.trim().toLowerCase()).filter(Boolean);
@@ -78,7 +78,7 @@ describe('mcp: CORS for browser-hosted clients on allowed origins', function () 
       }
     });
 
-    it('the unauthenticated 401 exposes WWW-Authenticate to an allowed origin; other origins get the same 401 without CORS', async function () {
+    it('the unauthenticated 401 exposes WWW-Authenticate to an allowed origin; other origins get 403 without CORS', async function () {
       const post = (from: string) =>
         fetch(mcp, {
           method: 'POST',
@@ -91,8 +91,57 @@ describe('mcp: CORS for browser-hosted clients on allowed origins', function () 
       assert.equal(allowed.headers.get('access-control-allow-origin'), allowedPage.origin);
       for (const h of EXPOSED) assert.ok(list(allowed.headers.get('access-control-expose-headers')).includes(h), h);
       const other = await post(otherPage.origin);
-      assert.equal(other.status, 401);
+      assert.equal(other.status, 403);
       assert.deepEqual(corsHeaders(other.headers), []);
+    });
+
+    it('a foreign Origin is 403 with a JSON-RPC error before auth, at every protocol revision and method; our own, allowed and absent Origins pass', async function () {
+      const { world } = isolated();
+      const token = await mintBorrowerToken(world, { borrowerId: randomUUID(), scopes: ['borrower:token'] });
+      const call = (from: string | undefined, method: string, version: string | undefined, body?: unknown) =>
+        fetch(mcp, {
+          method,
+          headers: {
+            ...(from === undefined ? {} : { origin: from }),
+            ...(version === undefined ? {} : { 'mcp-protocol-version': version }),
+            authorization: `Bearer ${token}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+          },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        });
+      const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'origin-test', version: '1' } } };
+      const toolCall = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get_borrower_status', arguments: {} } };
+      const foreign = [otherPage.origin, 'https://evil.example', 'null', 'https://inspector.example.com.evil.example', 'http://inspector.example.com', `${origin}.evil.example`];
+      const versions = [undefined, '2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25', '2026-07-28'];
+      for (const from of foreign) {
+        for (const version of versions) {
+          for (const [method, body] of [['POST', toolCall], ['POST', initialize], ['POST', { jsonrpc: '2.0', id: 3, method: 'server/discover' }], ['GET', undefined], ['DELETE', undefined], ['PUT', {}]] as const) {
+            const what = `${method} ${JSON.stringify(body ?? null).slice(0, 60)} from ${from} at ${version}`;
+            const res = await call(from, method, version, body);
+            assert.equal(res.status, 403, what);
+            const json = (await res.json()) as any;
+            assert.equal(json.jsonrpc, '2.0', what);
+            assert.equal(json.id, null, what);
+            assert.equal(json.error.code, -32000, what);
+            assert.equal(json.error.data.code, 'FORBIDDEN', what);
+            assert.match(json.error.data.requestId, /^req_/, what);
+            assert.equal(res.headers.get('www-authenticate'), null, `${what}: refused before auth`);
+            assert.deepEqual(corsHeaders(res.headers), [], what);
+          }
+        }
+        // Refused before auth: the same 403 without a token or with garbage.
+        const bare = await fetch(mcp, { method: 'POST', headers: { origin: from, 'content-type': 'application/json' }, body: '{' });
+        assert.equal(bare.status, 403, from);
+      }
+      for (const from of [undefined, origin, allowedPage.origin, 'https://inspector.example.com']) {
+        const res = await call(from, 'POST', '2025-11-25', { jsonrpc: '2.0', id: 4, method: 'tools/list' });
+        assert.equal(res.status, 200, `${from}: ${await res.clone().text()}`);
+        const json = (await res.json()) as any;
+        assert.ok(json.result?.tools?.length, `${from}: served: ${JSON.stringify(json).slice(0, 200)}`);
+        const get = await call(from, 'GET', '2025-11-25');
+        assert.equal(get.status, 405, `${from}: GET is still 405`);
+      }
     });
 
     it('an allowed origin does not relax auth: a token of a grant that does not stand is still 401 invalid_token', async function () {

@@ -162,7 +162,7 @@ describe('OAuth: client ID metadata documents (CIMD)', function () {
     });
     await assertRefused(html, 'invalid_client', /not application\/json/);
     const confidential = host.serveDocument('/agents/pkjwt.json', { ...publicClient('Confidential'), token_endpoint_auth_method: 'private_key_jwt', jwks_uri: `${host.origin}/jwks.json` });
-    await assertRefused(confidential, 'invalid_client_metadata', /only public clients/);
+    await assertRefused(confidential, 'invalid_client_metadata', /token_endpoint_auth_method/);
     const { application_type: _native, ...webOnLoopback } = publicClient('Web on loopback');
     const web = host.serveDocument('/agents/web-loopback.json', webOnLoopback);
     await assertRefused(web, 'invalid_client_metadata', /loopback redirect_uris need "application_type": "native"/);

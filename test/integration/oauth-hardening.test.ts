@@ -142,7 +142,7 @@ describe('OAuth authorization server hardening (issue 10, item 7)', function () 
   });
 
   describe('unused clients expire', function () {
-    it('stores a registered client with an expiry, which its first grant lifts', async function () {
+    it('stores a registered client with an expiry, which a grant extends to its own (never forever)', async function () {
       const t0 = Date.now();
       const clientId = await registerLoopbackClient(origin, 'http://127.0.0.1:43999/callback');
       const doc = await w.store.db.collection<{ _id: string; expiresAt: Date | null }>('oauth_client').findOne({ _id: clientId });
@@ -155,10 +155,15 @@ describe('OAuth authorization server hardening (issue 10, item 7)', function () 
       const adapter = mongoAdapterFactory(() => w.store.db, () => now, { unusedClientTtlMs: 24 * 3600_000 });
       const unused = await registerLoopbackClient(origin, 'http://127.0.0.1:43999/callback');
       const used = await registerLoopbackClient(origin, 'http://127.0.0.1:43999/callback');
-      await adapter('Grant').upsert(`grant-${used}`, { clientId: used, accountId: 'nobody' }, 3600);
+      const shortGrant = await registerLoopbackClient(origin, 'http://127.0.0.1:43999/callback');
+      await adapter('Grant').upsert(`grant-${used}`, { clientId: used, accountId: 'nobody' }, 30 * 24 * 3600);
+      await adapter('Grant').upsert(`grant-${shortGrant}`, { clientId: shortGrant, accountId: 'nobody' }, 3600);
       now += 25 * 3600_000;
       assert.equal(await adapter('Client').find(unused), undefined, 'a client nobody granted anything is gone after 24 h');
-      assert.equal((await adapter('Client').find(used))?.client_id, used, 'a client with a grant stays');
+      assert.equal((await adapter('Client').find(used))?.client_id, used, 'a client with a standing grant stays');
+      assert.equal(await adapter('Client').find(shortGrant), undefined, 'a grant never shortens the registration expiry, and is not kept past it');
+      now += 30 * 24 * 3600_000;
+      assert.equal(await adapter('Client').find(used), undefined, 'and goes when its last grant has expired');
       // And the server itself no longer knows an expired client.
       await w.store.db.collection('oauth_client').updateOne({ _id: unused as never }, { $set: { expiresAt: new Date(Date.now() - 1000) } });
       const { challenge } = pkcePair();

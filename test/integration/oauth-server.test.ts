@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { authorizationUrl, pkcePair, registerClient, registerLoopbackClient } from '../support/oauth-client.js';
-import { world } from '../helpers/world.js';
+import { world, type World } from '../helpers/world.js';
 
 describe('OAuth authorization server: metadata, registration, PKCE', function () {
   let origin: string;
+  let w: World;
 
   before(async function () {
-    const w = await world();
+    w = await world();
     origin = new URL(w.baseUrl).origin;
   });
 
@@ -34,7 +35,7 @@ describe('OAuth authorization server: metadata, registration, PKCE', function ()
     assert.ok(m.grant_types_supported.includes('authorization_code'));
     assert.ok(m.grant_types_supported.includes('refresh_token'));
     assert.ok(!m.grant_types_supported.includes('implicit'));
-    assert.ok(m.token_endpoint_auth_methods_supported.includes('none'));
+    assert.deepEqual(m.token_endpoint_auth_methods_supported, ['none']);
     assert.ok(['borrower:token', 'credit:facility:accept', 'repayment:execute'].every((s) => m.scopes_supported.includes(s)));
     assert.equal(m.authorization_response_iss_parameter_supported, true);
 
@@ -66,6 +67,48 @@ describe('OAuth authorization server: metadata, registration, PKCE', function ()
       assert.equal(r.json.client_secret, undefined);
       assert.deepEqual(r.json.redirect_uris, [uri]);
     }
+  });
+
+  it('takes public clients only: every confidential auth method is 400 invalid_client_metadata and stores nothing; the metadata advertises "none" alone, no DPoP, no PAR', async function () {
+    const clients = w.store.db.collection('oauth_client');
+    const before = await clients.countDocuments();
+    for (const method of ['client_secret_basic', 'client_secret_post', 'client_secret_jwt', 'private_key_jwt', 'tls_client_auth', 'self_signed_tls_client_auth']) {
+      const r = await registerClient(origin, {
+        client_name: 'Confidential host',
+        redirect_uris: ['http://127.0.0.1:43123/callback'],
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        token_endpoint_auth_method: method,
+      });
+      assert.equal(r.status, 400, `${method}: ${JSON.stringify(r.json)}`);
+      assert.equal(r.json.error, 'invalid_client_metadata', method);
+      assert.match(r.json.error_description, /only public clients/, method);
+      assert.equal(r.json.client_secret, undefined, method);
+    }
+    assert.equal(await clients.countDocuments(), before, 'no confidential client was stored');
+    // Leaving the method out registers a public client, without a secret it would never use.
+    const unnamed = await registerClient(origin, { client_name: 'No method named', redirect_uris: ['http://127.0.0.1:43123/callback'] });
+    assert.equal(unnamed.status, 201, JSON.stringify(unnamed.json));
+    assert.equal(unnamed.json.token_endpoint_auth_method, 'none');
+    assert.equal(unnamed.json.client_secret, undefined, JSON.stringify(unnamed.json));
+
+    for (const path of ['/.well-known/oauth-authorization-server/oauth', '/.well-known/openid-configuration/oauth']) {
+      const m = (await (await fetch(`${origin}${path}`)).json()) as Record<string, unknown>;
+      assert.deepEqual(m.token_endpoint_auth_methods_supported, ['none'], path);
+      assert.equal(m.token_endpoint_auth_signing_alg_values_supported, undefined, path);
+      assert.equal(m.dpop_signing_alg_values_supported, undefined, `${path}: DPoP is not offered`);
+      assert.equal(m.pushed_authorization_request_endpoint, undefined, `${path}: PAR is not offered`);
+      assert.equal(m.require_pushed_authorization_requests, undefined, path);
+    }
+    // And the PAR endpoint is not there to use.
+    const clientId = await registerLoopbackClient(origin, 'http://127.0.0.1:43123/callback');
+    const { challenge } = pkcePair();
+    const par = await fetch(`${origin}/oauth/request`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ client_id: clientId, response_type: 'code', redirect_uri: 'http://127.0.0.1:43123/callback', scope: 'borrower:token', code_challenge: challenge, code_challenge_method: 'S256' }).toString(),
+    });
+    assert.equal(par.status, 404, await par.text());
   });
 
   it('refuses any other redirect URI with invalid_redirect_uri naming the URI', async function () {

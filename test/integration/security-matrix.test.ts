@@ -20,9 +20,14 @@ import { readJsonResponse, type JsonResponse } from '../support/http.js';
 
 const CREDENTIAL_NAMES = Object.keys(CREDENTIALS) as Credential[];
 
+/** Authorization values of the `foreignOrigin` row: sent with this Origin. */
+const FOREIGN_ORIGIN = 'https://evil.example';
+const fromForeignOrigin = new Set<string>();
+
 async function send(url: string, method: string, authorization: string | undefined, body?: unknown, headers: Record<string, string> = {}): Promise<JsonResponse> {
   const h: Record<string, string> = { ...headers };
   if (authorization !== undefined) h.authorization = authorization;
+  if (authorization !== undefined && fromForeignOrigin.has(authorization)) h.origin = FOREIGN_ORIGIN;
   if (body !== undefined) h['content-type'] = 'application/json';
   return readJsonResponse(await fetch(url, { method, headers: h, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) }));
 }
@@ -79,9 +84,11 @@ describe('security matrix: every credential against every route and tool', funct
       jwtExpired: await mintMerchantJwt({ merchantId: m, expiresIn: -120 }),
       jwtOtherAudience: await mintMerchantJwt({ merchantId: m, audience: mcpUrl(w.cli.env) }),
       borrower: await mintBorrowerToken(w, { borrowerId: b.borrowerId, scopes: SCOPES }),
+      borrowerForeign: await mintBorrowerToken(w, { borrowerId: b.borrowerId, scopes: SCOPES }),
       borrowerExpired: await mintBorrowerToken(w, { borrowerId: b.borrowerId, scopes: SCOPES, expiresIn: -120 }),
       borrowerOtherAudience: await mintBorrowerToken(w, { borrowerId: b.borrowerId, scopes: SCOPES, audience: w.baseUrl }),
     });
+    fromForeignOrigin.add(`Bearer ${tokens.borrowerForeign}`);
     for (const t of TOOLS) {
       const lacking = SCOPES.filter((s) => !(TOOL_SCOPES[t.name] as readonly string[]).includes(s));
       tokens[`lacking:${t.name}`] = await mintBorrowerToken(w, { borrowerId: b.borrowerId, scopes: lacking });
@@ -115,6 +122,8 @@ describe('security matrix: every credential against every route and tool', funct
         return [bearer(tokens.borrower!)];
       case 'borrowerNoScope':
         return [bearer(tokens[`lacking:${tool}`]!)];
+      case 'foreignOrigin':
+        return [bearer(tokens.borrowerForeign!)];
       case 'expired':
         return column === 'mcp' ? [bearer(tokens.borrowerExpired!)] : [bearer(tokens.jwtExpired!)];
       case 'wrongAudience':
@@ -293,6 +302,12 @@ describe('security matrix: every credential against every route and tool', funct
           assert.equal(r.json.jsonrpc, '2.0', what);
           if (!('code' in want)) {
             assert.ok(r.json.result && !r.json.error, `${what}: the tool ran: ${describeAnswer(r)}`);
+            continue;
+          }
+          if (want.code === 'FORBIDDEN') {
+            assert.equal(r.json.error.data.code, 'FORBIDDEN', what);
+            assert.equal(r.json.id, null, what);
+            assert.equal(r.headers.get('www-authenticate'), null, `${what}: refused before the token is looked at`);
             continue;
           }
           const challenge = r.headers.get('www-authenticate') ?? '';

@@ -31,6 +31,9 @@ export async function testSource(dir: string, overrides: Record<string, string> 
     // Every test registers clients from 127.0.0.1; oauth-hardening tests the limit on a stack of its own.
     OAUTH_DCR_PER_MIN: '100000',
     OAUTH_DCR_BURST: '100000',
+    // Likewise every wallet sign-in; borrower-web-hardening tests the limit on a stack of its own.
+    WALLET_SIGNIN_PER_MIN: '100000',
+    WALLET_SIGNIN_BURST: '100000',
     // Webhook receivers in tests listen on 127.0.0.1 (the SSRF guard refuses it in production).
     WEBHOOK_ALLOW_PRIVATE: 'true',
     WEBHOOK_RETRY_INITIAL_MS: '500',

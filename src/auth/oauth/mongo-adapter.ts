@@ -5,7 +5,8 @@ import { isDuplicateKey } from '../../store/mongo.js';
 /**
  * oidc-provider state in MongoDB, one collection per model (`oauth_<model>`). FerretDB v1 has
  * no TTL indexes, so expiry is checked on every read and expired documents are swept now and then.
- * Registered clients expire too until their first grant, so anonymous registrations nobody uses go away.
+ * Registered clients expire too: OAUTH_UNUSED_CLIENT_TTL_HOURS after registration, or when their
+ * last grant does, so registrations nobody uses (or only a throwaway sign-in did) go away.
  * The payload is stored as a JSON string: its keys (resource URLs in grants) contain dots,
  * which not every backend accepts as field names.
  */
@@ -66,7 +67,7 @@ class MongoAdapter implements Adapter {
   async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
     await ensureIndexes(this.db(), this.col);
     const now = this.nowMs();
-    // A registered client lives until a borrower first grants it something (see clientUsed).
+    // A registered client lives a bounded time, extended by each grant (see clientUsed).
     const unusedClient = this.model === 'Client' && typeof expiresIn !== 'number';
     const doc: Omit<OAuthStateDoc, '_id'> = {
       payload: JSON.stringify(payload),
@@ -86,7 +87,7 @@ class MongoAdapter implements Adapter {
       if (!isDuplicateKey(err)) throw err;
       await this.col.replaceOne({ _id: id }, doc);
     }
-    if (this.model === 'Grant' && typeof payload.clientId === 'string') await this.clientUsed(payload.clientId);
+    if (this.model === 'Grant' && typeof payload.clientId === 'string' && doc.expiresAt) await this.clientUsed(payload.clientId, doc.expiresAt);
     this.sweepSometimes(now);
   }
 
@@ -102,11 +103,15 @@ class MongoAdapter implements Adapter {
     return this.findOne({ userCode });
   }
 
-  /** A client with a grant is kept: its expiry (set at registration) is lifted. */
-  private async clientUsed(clientId: string): Promise<void> {
+  /**
+   * A client is kept as long as a grant to it stands: its expiry moves out to the grant's when that
+   * is later, never to "forever", so a throwaway sign-in keeps a junk registration no longer than
+   * its grant. (Clients kept forever by the earlier rule, expiresAt null, stay so.)
+   */
+  private async clientUsed(clientId: string, grantExpiresAt: Date): Promise<void> {
     await this.db()
       .collection<OAuthStateDoc>(collectionName('Client'))
-      .updateOne({ _id: clientId, expiresAt: { $ne: null } }, { $set: { expiresAt: null } });
+      .updateOne({ _id: clientId, expiresAt: { $ne: null, $lt: grantExpiresAt } }, { $set: { expiresAt: grantExpiresAt } });
   }
 
   async consume(id: string): Promise<void> {
@@ -138,7 +143,7 @@ class MongoAdapter implements Adapter {
 }
 
 export interface AdapterOptions {
-  /** How long a registered client that nobody has granted anything is kept (unused DCR clients expire). */
+  /** How long a registered client that nobody has granted anything is kept (unused DCR clients expire); a grant extends it to the grant's expiry. */
   unusedClientTtlMs: number;
 }
 

@@ -56,6 +56,9 @@ export function createOAuthProvider(deps: AppDeps): Provider {
     claims: { openid: ['sub'] },
     responseTypes: ['code'],
     pkce: { required: () => true },
+    // Public clients only (PKCE, no secret): the metadata advertises "none" alone, and registration
+    // refuses client_secret_* and private_key_jwt (registration-guard.ts says why first).
+    clientAuthMethods: ['none'],
     clientDefaults: {
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
@@ -118,6 +121,9 @@ export function createOAuthProvider(deps: AppDeps): Provider {
       registration: { enabled: env.OAUTH_DCR_ENABLED, initialAccessToken: false },
       clientIdMetadataDocument: cimdFeature(env),
       revocation: { enabled: true },
+      // Neither is used by the agent hosts we serve nor tested here, so neither is offered or advertised.
+      dPoP: { enabled: false },
+      pushedAuthorizationRequests: { enabled: false },
       userinfo: { enabled: false },
       resourceIndicators: {
         enabled: true,

@@ -12,6 +12,9 @@ const MAX_STRING = 1024;
 const MAX_NAME = 200;
 const MAX_ITEMS = 10;
 
+/** Public clients only: no client secret, no private_key_jwt (the AS metadata lists this method alone). */
+export const PUBLIC_CLIENT_AUTH_METHOD = 'none';
+
 const STRING_FIELDS = new Set([
   'client_name', 'client_uri', 'logo_uri', 'policy_uri', 'tos_uri', 'application_type', 'token_endpoint_auth_method',
   'scope', 'software_id', 'software_version', 'subject_type', 'id_token_signed_response_alg',
@@ -45,6 +48,9 @@ export function registrationDocumentProblem(doc: unknown): string | null {
     if (REFUSED_FIELDS.has(key)) return `${key} is not supported; register a public client (token_endpoint_auth_method "none") with redirect_uris only`;
     if (STRING_FIELDS.has(key)) {
       if (typeof value !== 'string') return `${key} must be a string`;
+      if (key === 'token_endpoint_auth_method' && value !== PUBLIC_CLIENT_AUTH_METHOD) {
+        return `token_endpoint_auth_method ${JSON.stringify(value.slice(0, 40))} is not supported; only public clients ("none", with PKCE S256) may register`;
+      }
       const max = key === 'client_name' ? MAX_NAME : MAX_STRING;
       if (value.length > max) return `${key} is longer than ${max} characters`;
     } else if (STRING_ARRAY_FIELDS.has(key)) {
@@ -128,6 +134,10 @@ export async function guardRegistration(deps: AppDeps, ctx: Context): Promise<bo
     oauthError(ctx, 400, err.error, err.message);
     return true;
   }
-  (ctx.req as typeof ctx.req & { body?: unknown }).body = doc;
+  // RFC 7591's default would be client_secret_basic, and oidc-provider decides on a secret before
+  // applying our default: name the public method, so a client that left it out gets no secret either.
+  const document = doc as Record<string, unknown>;
+  if (document.token_endpoint_auth_method === undefined || document.token_endpoint_auth_method === null) document.token_endpoint_auth_method = PUBLIC_CLIENT_AUTH_METHOD;
+  (ctx.req as typeof ctx.req & { body?: unknown }).body = document;
   return false;
 }
