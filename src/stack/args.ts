@@ -31,11 +31,18 @@ export const TEMPORAL_SQLITE_PRAGMAS = ['journal_mode=wal', 'synchronous=normal'
  * workflow start and visibility write (5 % of its CPU under the bench). This stack creates its
  * attributes with the database file, before the server reads them; one created later by an
  * operator shows within a minute, as on any Temporal cluster.
+ *
+ * No eager activity dispatch (server 1.32 turned it on by default): with it, a settlement shard's
+ * activities run on the worker that holds the shard's workflow in its sticky cache, so a second
+ * worker stays idle and does not take over a dead one's shard steps until they time out (the
+ * scale-out fault test saw one worker mine 49 batches and the other none). Activities go through
+ * the task queue to whichever worker polls, as on server 1.29 and before.
  */
 export const TEMPORAL_DYNAMIC_CONFIG = [
   'matching.numTaskqueueReadPartitions=1',
   'matching.numTaskqueueWritePartitions=1',
   'system.forceSearchAttributesCacheRefreshOnRead=false',
+  'system.enableActivityEagerExecution=false',
 ] as const;
 
 export function temporalArgs(o: TemporalArgs): string[] {

@@ -89,6 +89,7 @@ describe('stack tools', () => {
     assert.ok(t.includes('--ui-port') && !t.includes('--headless') && !t.includes('--namespace'));
     for (const sa of ['MerchantId', 'BorrowerId', 'PaymentStatus', 'BatchId']) assert.ok(t.includes(`${sa}=Keyword`), sa);
     assert.ok(t.includes('system.forceSearchAttributesCacheRefreshOnRead=false'), 'search attributes from the cache');
+    assert.ok(t.includes('system.enableActivityEagerExecution=false'), 'activities through the task queue, to any worker');
     const trim = visibilityTrimArgs('/d/temporal.db');
     assert.deepEqual(trim.slice(0, 3), ['-db', '/d/temporal.db', '-drop']);
     const dropped = trim[3]!.split(',');
