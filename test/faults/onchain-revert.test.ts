@@ -19,7 +19,7 @@ const CONFIRMATIONS = 2;
 async function revertNextBroadcast(w: World, chain: AnvilControl, pool: CreditPool, payments: CapturedPayment[], earlier: Hex[]): Promise<Hex> {
   const [doc] = await waitForPayments(w, payments, 'SUBMITTED in a new transaction', (d) => d.status === 'SUBMITTED' && !earlier.includes(d.transaction as Hex));
   const tx = doc!.transaction as Hex;
-  assert.ok(await chain.isPending(tx), 'the settleBatch transaction waits in the mempool');
+  await chain.waitUntilPending(tx); // the settleBatch transaction waits in the mempool
   await pool.drain();
   await chain.mine(CONFIRMATIONS);
   const receipt = await w.publicClient.getTransactionReceipt({ hash: tx });

@@ -37,6 +37,7 @@ describe(`fault: a chain reorg while a batch is being confirmed (CONFIRMATIONS=$
     const { chain } = env();
     const [doc] = await waitForPayments(w, payments, 'SUBMITTED', (d) => d.status === 'SUBMITTED');
     const tx = doc!.transaction as Hex;
+    await chain.waitUntilPending(tx);
     const raw = await chain.rawTransaction(tx);
     await chain.mine(blocks);
     const mined = await w.publicClient.getTransactionReceipt({ hash: tx });

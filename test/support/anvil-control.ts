@@ -14,6 +14,12 @@ export interface AnvilControl {
   rawTransaction(hash: Hex): Promise<Hex>;
   /** True while `hash` is known but not mined. */
   isPending(hash: Hex): Promise<boolean>;
+  /**
+   * Waits until the node holds `hash` unmined. The worker records a batch SUBMITTED with its hash
+   * before its eth_sendRawTransaction returns (so a crash in between is resent, not forgotten): a
+   * test that saw SUBMITTED may ask the node a moment before the transaction reaches it.
+   */
+  waitUntilPending(hash: Hex, timeoutMs?: number): Promise<void>;
   getStorageAt(address: Hex, slot: Hex): Promise<Hex>;
   setStorageAt(address: Hex, slot: Hex, value: Hex): Promise<void>;
 }
@@ -44,6 +50,13 @@ export function anvilControl(rpcUrl: string): AnvilControl {
     async isPending(hash) {
       const tx = await call<{ blockNumber: string | null } | null>('eth_getTransactionByHash', [hash]);
       return tx !== null && tx.blockNumber === null;
+    },
+    async waitUntilPending(hash, timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (!(await this.isPending(hash))) {
+        if (Date.now() > deadline) throw new Error(`transaction ${hash} did not reach the node's mempool within ${timeoutMs} ms`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
     },
     getStorageAt(address, slot) {
       return call<Hex>('eth_getStorageAt', [address, slot, 'latest']);
