@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bundleWorkflowCode } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 
 /**
  * The workflow code a worker loads. `npm run build` bundles it once (webpack, about 3 s of CPU) into
@@ -43,5 +43,5 @@ export function workflowCode(): WorkflowCode {
 }
 
 export async function buildWorkflowBundle(): Promise<{ code: string }> {
-  return bundleWorkflowCode({ workflowsPath, ignoreModules });
+  return bundleWorkflowCode({ workflowsPath, ignoreModules, logger: new DefaultLogger('WARN') });
 }

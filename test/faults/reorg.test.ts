@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { Hex } from 'viem';
-import { call, type World } from '../helpers/world.js';
+import { call, pollUntil, type World } from '../helpers/world.js';
 import { useIsolatedStack } from '../support/isolated-stack.js';
 import { assertLedgerAgrees, type CapturedPayment } from '../helpers/ledger.js';
 import { capturePayments, newParties, waitForPayments } from '../helpers/captures.js';
@@ -38,6 +38,8 @@ describe(`fault: a chain reorg while a batch is being confirmed (CONFIRMATIONS=$
     const [doc] = await waitForPayments(w, payments, 'SUBMITTED', (d) => d.status === 'SUBMITTED');
     const tx = doc!.transaction as Hex;
     await chain.waitUntilPending(tx);
+    // Polls learn of a sent batch from its announcement a moment after the store records it.
+    for (const p of payments) await pollUntil(w, p.merchant, p.paymentId, 'SUBMITTED', 30_000);
     const raw = await chain.rawTransaction(tx);
     await chain.mine(blocks);
     const mined = await w.publicClient.getTransactionReceipt({ hash: tx });
