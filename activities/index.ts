@@ -1,5 +1,5 @@
-import { createPaymentActivities, type PaymentActivityDeps } from './payments.js';
-import { createSettlementActivities, type SettlementActivityDeps } from './settlement.js';
+import { createPaymentActivities, type PaymentActivityDeps } from './legacy/payments.js';
+import { createSettlementActivities, type SettlementActivityDeps } from './legacy/settlement.js';
 import { createShardActivities } from './settlement-shard.js';
 import { createOnboardingActivities } from './onboarding.js';
 import { createRepaymentActivities } from './repayment.js';

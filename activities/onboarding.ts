@@ -7,7 +7,7 @@ import type { BorrowerDoc } from '../src/store/documents.js';
 import type { Store } from '../src/store/mongo.js';
 import { claimHandleRecord, ensureAgentKey, revokeOtherKeys } from '../src/store/operational-agents.js';
 import { expireSpendIntentOnce } from '../src/store/spend-intents.js';
-import { ONBOARDING_FAILURES, type RegisterAgentKeyArgs } from '../workflows/agent-definitions.js';
+import { ONBOARDING_FAILURES, type RegisterAgentKeyArgs } from '../src/temporal/agent-definitions.js';
 
 export interface OnboardingActivityDeps {
   store: Store;

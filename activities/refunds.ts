@@ -8,7 +8,7 @@ import { RefundRevertedError, refundLogsIn, settledBatchEntries, submitRefund as
 import type { ChainContext } from '../src/chain/settlement.js';
 import { refundTotals, type RefundWorkflowInput } from '../src/domain/refunds.js';
 import { refundedEvent } from '../src/domain/webhook-events.js';
-import { toReceipt } from '../src/payments/receipt.js';
+import { toReceipt } from '../src/settlement/receipt.js';
 import { refundView } from '../src/payments/refund-payment.js';
 import type { Store } from '../src/store/mongo.js';
 import { findPayment } from '../src/store/payments.js';

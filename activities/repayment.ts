@@ -8,7 +8,7 @@ import { findBorrower } from '../src/store/borrowers.js';
 import type { Store } from '../src/store/mongo.js';
 import { bookRepayment, findRepayment, updateRepayment } from '../src/store/repayments.js';
 import { closeSigningRequest, findSigningRequest } from '../src/store/signing-requests.js';
-import type { RepaymentOutcome } from '../workflows/agent-definitions.js';
+import type { RepaymentOutcome } from '../src/temporal/agent-definitions.js';
 
 export interface RepaymentActivityDeps {
   store: Store;

@@ -5,18 +5,18 @@ import type { BatchOutcome } from '../src/domain/payment.js';
 import { closeHolds } from '../src/store/borrowers.js';
 import { recordLedgerLines } from '../src/store/payment-ledger.js';
 import { ledgerLineOf } from '../src/domain/payment-ledger.js';
-import { finalReceipt } from '../src/payments/receipt.js';
+import { finalReceipt } from '../src/settlement/receipt.js';
 import type { SettlementQueueDoc } from '../src/store/documents.js';
 import { insertOnce } from '../src/store/mongo.js';
 import { findPayment, recordBatchProjections } from '../src/store/payments.js';
-import type { PaymentWorkflowInput } from '../workflows/definitions.js';
+import type { PaymentWorkflowInput } from '../src/temporal/definitions.js';
 import { announceBatch, claimForBatch, findClaim, isVoidClaim, queueEntryOf, shardOf, queuesServedBy, readQueues, recordBatch, recordShardBacklog, removeFromQueues } from '../src/store/settlement-queue.js';
-import { notifyPayments } from '../src/payments/notify-payments.js';
+import { notifyPayments } from '../src/settlement/notify-payments.js';
 import { finishVoid } from '../src/payments/void-payment.js';
 import { DEFAULT_WEBHOOK_RETRY, emitWebhookEvents } from '../src/webhooks/emit.js';
 import { AcceptedCaptures } from './accepted-captures.js';
 import { heartbeatWhileRunning } from './heartbeat-while-running.js';
-import { confirmOnChain, type ConfirmationResult, type SettlementActivityDeps } from './settlement.js';
+import { confirmOnChain, type ConfirmationResult, type SettlementActivityDeps } from './legacy/settlement.js';
 
 export interface ShardActivityDeps extends SettlementActivityDeps {
   temporal: Client;

@@ -3,7 +3,7 @@
  * then every figure the level report needs, read from the client's records, /proc, the store,
  * Temporal, the metrics endpoints and the chain.
  */
-import type { StackHandle } from '../src/stack/stack.js';
+import type { StackHandle } from '../tools/stack/stack.js';
 import type { World } from '../test/helpers/world.js';
 import { cpuBetween, snapshot } from './cpu.js';
 import { planArrivals, runOpenLoop, type ArrivalKind, type CaptureRecord, type OpenLoopResult } from './open-loop.js';

@@ -14,8 +14,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { throwawayStackSource } from '../src/stack/throwaway-source.js';
-import { startStack, type StackHandle } from '../src/stack/stack.js';
+import { throwawayStackSource } from '../tools/stack/throwaway-source.js';
+import { startStack, type StackHandle } from '../tools/stack/stack.js';
 import { onboardBorrower } from '../test/helpers/onboarding.js';
 import { closeWorld, connectWorld, newMerchant, UNTHROTTLED } from '../test/helpers/world.js';
 import { describeMachine, machineInfo } from './machine.js';

@@ -16,7 +16,7 @@ run_suite() { # name, mocha args...
 }
 
 # The stack's tools (fetched or built once per user) before either suite, so neither builds them twice.
-node dist/src/stack/prepare-tools.js || exit 1
+node dist/tools/stack/prepare-tools.js || exit 1
 
 if [[ "${TEST_SEQUENTIAL:-}" == "1" ]]; then
   run_suite tests; tests=$?

@@ -15,7 +15,7 @@ import { SecretBox } from '../src/store/secret-box.js';
 import { startStoreWatchdog } from '../src/store/store-watchdog.js';
 import { webhookDestinationPolicy } from '../src/webhooks/url-policy.js';
 import { Client } from '@temporalio/client';
-import { CAPTURE_SWEEPER_WORKFLOW_ID, settlementShardWorkflowId } from '../workflows/definitions.js';
+import { CAPTURE_SWEEPER_WORKFLOW_ID, settlementShardWorkflowId } from '../src/temporal/definitions.js';
 import { workflowCode } from './workflow-code.js';
 
 function chainContext(env: Env, logger: Logger): ChainContext {

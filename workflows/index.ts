@@ -1,5 +1,5 @@
 export { paymentWorkflow, paymentWorkflowV2 } from './payment.js';
-export { batcherWorkflow } from './batcher.js';
+export { batcherWorkflow } from './legacy/batcher.js';
 export { onboardingWorkflow } from './onboarding.js';
 export { spendIntentWorkflow } from './spend-intent.js';
 export { repaymentWorkflow } from './repayment.js';

@@ -19,7 +19,7 @@ import {
   type OnboardingInput,
   type OnboardingState,
   type RegisterAgentKeyArgs,
-} from './agent-definitions.js';
+} from '../src/temporal/agent-definitions.js';
 
 const acts = proxyActivities<OnboardingActivities>({
   startToCloseTimeout: '10 seconds',

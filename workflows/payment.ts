@@ -1,8 +1,8 @@
 import { condition, patched, proxyLocalActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { ShardActivities } from '../activities/settlement-shard.js';
 import { initialPaymentState, isTerminal, settledPaymentState, type PaymentState } from '../src/domain/payment.js';
-import { paymentSettledSignal, paymentStatusQuery, type PaymentWorkflowInput } from './definitions.js';
-import { legacyPaymentFlow } from './payment-legacy.js';
+import { paymentSettledSignal, paymentStatusQuery, type PaymentWorkflowInput } from '../src/temporal/definitions.js';
+import { legacyPaymentFlow } from './legacy/payment.js';
 
 const { enqueuePayment } = proxyLocalActivities<ShardActivities>({
   startToCloseTimeout: '10 seconds',

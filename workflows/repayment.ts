@@ -1,6 +1,6 @@
 import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { RepaymentActivities } from '../activities/repayment.js';
-import type { RepaymentOutcome, RepaymentWorkflowInput } from './agent-definitions.js';
+import type { RepaymentOutcome, RepaymentWorkflowInput } from '../src/temporal/agent-definitions.js';
 
 const { submitRepayment, bookRepayment, finishRepayment } = proxyActivities<RepaymentActivities>({
   startToCloseTimeout: '1 minute',

@@ -1,7 +1,7 @@
 import { allHandlersFinished, condition, continueAsNew, log, proxyActivities, setHandler, sleep, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { ShardActivities } from '../activities/settlement-shard.js';
-import type { SettlementActivities } from '../activities/settlement.js';
-import { shardStateQuery, type SettlementShardInput, type ShardState } from './definitions.js';
+import type { SettlementActivities } from '../activities/legacy/settlement.js';
+import { shardStateQuery, type SettlementShardInput, type ShardState } from '../src/temporal/definitions.js';
 
 const retry = { initialInterval: '1 second', maximumInterval: '15 seconds', backoffCoefficient: 2 } as const;
 const acts = proxyActivities<ShardActivities & SettlementActivities>({ startToCloseTimeout: '1 minute', retry });

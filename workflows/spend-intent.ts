@@ -1,6 +1,6 @@
 import { proxyActivities, sleep } from '@temporalio/workflow';
 import type { OnboardingActivities } from '../activities/onboarding.js';
-import type { SpendIntentWorkflowInput } from './agent-definitions.js';
+import type { SpendIntentWorkflowInput } from '../src/temporal/agent-definitions.js';
 
 const acts = proxyActivities<OnboardingActivities>({
   startToCloseTimeout: '10 seconds',

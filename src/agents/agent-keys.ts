@@ -1,12 +1,12 @@
 import { bytesToHex } from 'viem';
-import type { AppDeps } from '../api/deps.js';
+import type { AppDeps } from '../main/app-deps.js';
 import { newId } from '../domain/ids.js';
 import { agentGrantTypedData, typedDataToJson } from '../domain/typed-data.js';
 import { decodePublicKey, randomNonce } from '../domain/voucher.js';
 import { listAgentKeys } from '../store/borrowers.js';
 import { ensureSigningRequest, findSigningRequest } from '../store/signing-requests.js';
 import { borrowerDomainInput, loadBorrower, requireStage, resolveOperationalAgent, walletOf } from './context.js';
-import { ToolError } from './errors.js';
+import { ToolError } from '../domain/tool-errors.js';
 import { idempotentToolCall } from './idempotency.js';
 import { parseToolInput, registerAgentKeyInput, rotateAgentKeyInput, type RegisterAgentKeyInput } from './schemas.js';
 import { currentSigningStep } from './signing.js';

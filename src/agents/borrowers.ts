@@ -1,4 +1,4 @@
-import type { AppDeps } from '../api/deps.js';
+import type { AppDeps } from '../main/app-deps.js';
 import { newId } from '../domain/ids.js';
 import { scopesForStage, type OnboardingStage, type Scope } from '../domain/onboarding.js';
 import { changeBorrower } from '../store/borrower-changes.js';
@@ -6,7 +6,7 @@ import { listOpenSigningRequests } from '../store/signing-requests.js';
 import { ensureOperationalAgent, listBorrowerAgentKeys, listOperationalAgents } from '../store/operational-agents.js';
 import { agentKeyView, creditView } from './borrower-views.js';
 import { loadBorrower, NEXT_STEP, stageOf, signingUrl, walletOf } from './context.js';
-import { ToolError } from './errors.js';
+import { ToolError } from '../domain/tool-errors.js';
 import { idempotentToolCall } from './idempotency.js';
 import { queryOnboardingState, startOnboarding } from './onboarding-client.js';
 import { getBorrowerStatusInput, parseToolInput, registerBorrowerInput } from './schemas.js';

@@ -1,5 +1,5 @@
 import { getAddress } from 'viem';
-import type { AppDeps } from '../api/deps.js';
+import type { AppDeps } from '../main/app-deps.js';
 import type { Deployment } from '../chain/deploy.js';
 import { publicOrigin } from '../config/env.js';
 import { isStage, stageIndex, type OnboardingStage } from '../domain/onboarding.js';
@@ -7,7 +7,7 @@ import type { BorrowerDomainInput } from '../domain/typed-data.js';
 import { findBorrower } from '../store/borrowers.js';
 import type { BorrowerDoc, OperationalAgentDoc } from '../store/documents.js';
 import { listOperationalAgents } from '../store/operational-agents.js';
-import { ToolError } from './errors.js';
+import { ToolError } from '../domain/tool-errors.js';
 import type { BorrowerPrincipal } from './types.js';
 
 /** Next thing the borrower does at each stage (also get_borrower_status's next_step). */

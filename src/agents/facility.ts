@@ -1,4 +1,4 @@
-import type { AppDeps } from '../api/deps.js';
+import type { AppDeps } from '../main/app-deps.js';
 import { FACILITY_TERMS_HASH } from '../domain/facility-terms.js';
 import { newId } from '../domain/ids.js';
 import { facilityAcceptanceTypedData, typedDataToJson } from '../domain/typed-data.js';
@@ -6,7 +6,7 @@ import { randomNonce } from '../domain/voucher.js';
 import { getAddress } from 'viem';
 import { ensureSigningRequest, findSigningRequest } from '../store/signing-requests.js';
 import { borrowerDomainInput, loadBorrower, NEXT_STEP, stageOf, walletOf } from './context.js';
-import { ToolError } from './errors.js';
+import { ToolError } from '../domain/tool-errors.js';
 import { idempotentToolCall } from './idempotency.js';
 import { acceptCreditFacilityInput, parseToolInput } from './schemas.js';
 import { currentSigningStep } from './signing.js';

@@ -1,9 +1,9 @@
-import type { AppDeps } from '../api/deps.js';
+import type { AppDeps } from '../main/app-deps.js';
 import { normalizeHandle } from '../domain/handles.js';
 import type { OnboardingStage } from '../domain/onboarding.js';
-import { claimHandleUpdate } from '../../workflows/agent-definitions.js';
+import { claimHandleUpdate } from '../temporal/agent-definitions.js';
 import { loadBorrower, requireStage } from './context.js';
-import { ToolError } from './errors.js';
+import { ToolError } from '../domain/tool-errors.js';
 import { idempotentToolCall } from './idempotency.js';
 import { runOnboardingUpdate } from './onboarding-client.js';
 import { claimHandleInput, parseToolInput } from './schemas.js';

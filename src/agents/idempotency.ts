@@ -1,9 +1,9 @@
-import type { AppDeps } from '../api/deps.js';
+import type { AppDeps } from '../main/app-deps.js';
 import { fingerprint } from '../domain/canonical.js';
 import { deleteIfStill } from '../store/guarded-delete.js';
 import { isDuplicateKey } from '../store/mongo.js';
 import type { ToolIdempotencyDoc } from '../store/documents.js';
-import { ToolError } from './errors.js';
+import { ToolError } from '../domain/tool-errors.js';
 import type { BorrowerPrincipal } from './types.js';
 
 export type ToolRef = Record<string, unknown>;

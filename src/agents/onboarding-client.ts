@@ -1,9 +1,9 @@
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type UpdateDefinition } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import type { AppDeps } from '../api/deps.js';
+import type { AppDeps } from '../main/app-deps.js';
 import { BorrowerIdKey } from '../temporal/search-attributes.js';
-import { ONBOARDING_FAILURES, onboardingStateQuery, onboardingWorkflowId, type OnboardingState } from '../../workflows/agent-definitions.js';
-import { ToolError, type ToolErrorCode } from './errors.js';
+import { ONBOARDING_FAILURES, onboardingStateQuery, onboardingWorkflowId, type OnboardingState } from '../temporal/agent-definitions.js';
+import { ToolError, type ToolErrorCode } from '../domain/tool-errors.js';
 
 /** Starts onboarding-{borrowerId} at WALLET_VERIFIED; a running one is kept (USE_EXISTING). */
 export async function startOnboarding(deps: AppDeps, borrowerId: string, wallet: string): Promise<void> {

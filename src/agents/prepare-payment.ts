@@ -1,6 +1,6 @@
 import { decodePaymentRequiredHeader } from '@x402/core/http';
 import { z } from 'zod';
-import type { AppDeps } from '../api/deps.js';
+import type { AppDeps } from '../main/app-deps.js';
 import { evaluateAgentPolicy, spendDayId, utcDay } from '../domain/agent-policy.js';
 import { AmountString } from '../domain/amounts.js';
 import { fingerprint } from '../domain/canonical.js';
@@ -16,7 +16,7 @@ import { findMerchant } from '../store/merchants.js';
 import { isDuplicateKey } from '../store/mongo.js';
 import { findSpendIntent, findSpendIntentWithFate } from '../store/spend-intents.js';
 import { loadBorrower, requireStage, resolveOperationalAgent } from './context.js';
-import { ToolError } from './errors.js';
+import { ToolError } from '../domain/tool-errors.js';
 import { claimToolCall, releaseToolCall, toolIdempotencyId } from './idempotency.js';
 import { OrderRef, parseToolInput, preparePaymentInput } from './schemas.js';
 import { ensureExpiryRunning, startExpiry, stopExpiry } from './spend-intent-expiry.js';

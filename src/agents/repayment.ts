@@ -1,11 +1,11 @@
-import type { AppDeps } from '../api/deps.js';
+import type { AppDeps } from '../main/app-deps.js';
 import { buildRepaymentAuthorization, receiveWithAuthorizationTypedData, repaymentNonce } from '../chain/eip3009.js';
 import { newId } from '../domain/ids.js';
 import { typedDataToJson } from '../domain/typed-data.js';
 import { ensureRepayment } from '../store/repayments.js';
 import { ensureSigningRequest, findSigningRequest } from '../store/signing-requests.js';
 import { deploymentOf, loadBorrower, requireStage, walletOf } from './context.js';
-import { ToolError } from './errors.js';
+import { ToolError } from '../domain/tool-errors.js';
 import { idempotentToolCall } from './idempotency.js';
 import { executeRepaymentInput, parseToolInput } from './schemas.js';
 import { currentSigningStep } from './signing.js';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AmountString } from '../domain/amounts.js';
 import { isUuidV4 } from '../domain/ids.js';
 import { decodePublicKey, UuidString } from '../domain/voucher.js';
-import { ToolError } from './errors.js';
+import { ToolError } from '../domain/tool-errors.js';
 
 /**
  * Tool inputs, snake_case as docs/agent-side.md names them. The MCP layer validates with these;

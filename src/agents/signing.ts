@@ -1,13 +1,13 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { formatUnits, getAddress, verifyTypedData, type Hex, type TypedDataDefinition } from 'viem';
-import type { AppDeps } from '../api/deps.js';
+import type { AppDeps } from '../main/app-deps.js';
 import type { SigningKind, SigningRequestDoc } from '../store/documents.js';
 import { closeSigningRequest, findSigningRequest, markExpired, markSigned } from '../store/signing-requests.js';
 import { BorrowerIdKey } from '../temporal/search-attributes.js';
-import { acceptFacilityUpdate, registerAgentKeyUpdate, repaymentWorkflowId } from '../../workflows/agent-definitions.js';
+import { acceptFacilityUpdate, registerAgentKeyUpdate, repaymentWorkflowId } from '../temporal/agent-definitions.js';
 import { signingUrl } from './context.js';
-import { ToolError } from './errors.js';
+import { ToolError } from '../domain/tool-errors.js';
 import { runOnboardingUpdate } from './onboarding-client.js';
 import type { SigningStatus, SigningStep } from './types.js';
 import { isCanonicalSignature } from '../domain/signature.js';

@@ -1,10 +1,10 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import type { AppDeps } from '../api/deps.js';
+import type { AppDeps } from '../main/app-deps.js';
 import { findBorrower } from '../store/borrowers.js';
 import { findSpendIntent } from '../store/spend-intents.js';
 import { BorrowerIdKey } from '../temporal/search-attributes.js';
-import { spendIntentWorkflowId, type SpendIntentWorkflowInput } from '../../workflows/agent-definitions.js';
-import { ToolError } from './errors.js';
+import { spendIntentWorkflowId, type SpendIntentWorkflowInput } from '../temporal/agent-definitions.js';
+import { ToolError } from '../domain/tool-errors.js';
 
 /**
  * The expiry workflow `spend-intent-{id}` of a spend intent being prepared: started before any

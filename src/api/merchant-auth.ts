@@ -2,7 +2,7 @@ import type { Context, Next } from 'koa';
 import { authenticateMerchant } from '../auth/merchant-auth.js';
 import { PERMISSIONS, type MerchantPrincipal, type Permission } from '../auth/permissions.js';
 import { ApiError } from '../domain/errors.js';
-import type { AppDeps } from './deps.js';
+import type { AppDeps } from '../main/app-deps.js';
 import { phaseTimerOf } from '../observability/phase-timer.js';
 
 export function merchantOf(ctx: Context): MerchantPrincipal {

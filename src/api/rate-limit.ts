@@ -3,7 +3,7 @@ import { ApiError } from '../domain/errors.js';
 import type { RatePolicy } from '../domain/rate-limit.js';
 import type { MerchantRateLimits } from '../store/documents.js';
 import { consumeRate } from '../store/rate-limits.js';
-import type { AppDeps } from './deps.js';
+import type { AppDeps } from '../main/app-deps.js';
 import { merchantOf } from './merchant-auth.js';
 import { phaseTimerOf } from '../observability/phase-timer.js';
 

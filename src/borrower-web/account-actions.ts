@@ -1,5 +1,5 @@
 import { bytesToHex, getAddress, verifyTypedData } from 'viem';
-import type { AppDeps } from '../api/deps.js';
+import type { AppDeps } from '../main/app-deps.js';
 import { endBorrowerGrants } from '../auth/oauth/borrower-grants.js';
 import { borrowerDomainInput } from '../agents/context.js';
 import { ApiError } from '../domain/errors.js';

@@ -1,5 +1,5 @@
 import { WALLET_HELPERS } from './client-script.js';
-import { jsonForScript, page } from './html.js';
+import { jsonForScript, page } from '../http/html.js';
 
 /**
  * The borrower's own page: sign in with the wallet, then see and stop what agents do with the

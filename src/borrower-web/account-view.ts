@@ -1,4 +1,4 @@
-import type { AppDeps } from '../api/deps.js';
+import type { AppDeps } from '../main/app-deps.js';
 import { connectedClients, type ConnectedClientView } from './connected-clients.js';
 import { spendDayId, utcDay } from '../domain/agent-policy.js';
 import { ApiError } from '../domain/errors.js';

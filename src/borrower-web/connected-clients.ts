@@ -1,4 +1,4 @@
-import type { AppDeps } from '../api/deps.js';
+import type { AppDeps } from '../main/app-deps.js';
 import { lastTokenIssuedAt, listBorrowerGrants, registeredClientName, type BorrowerGrant } from '../auth/oauth/borrower-grants.js';
 
 export interface ConnectedClientView {

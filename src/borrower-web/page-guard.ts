@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import type { AppDeps } from '../api/deps.js';
+import type { AppDeps } from '../main/app-deps.js';
 import { publicOrigin } from '../config/env.js';
 import { ApiError } from '../domain/errors.js';
 import { readSession, type BorrowerSession } from './session.js';

@@ -1,6 +1,6 @@
 import type { Middleware } from 'koa';
 import type Provider from 'oidc-provider';
-import type { AppDeps } from '../api/deps.js';
+import type { AppDeps } from '../main/app-deps.js';
 import { accountRouter } from './account-routes.js';
 import { signInRouter } from './sign-in-routes.js';
 import { signingRouter } from './signing-routes.js';

@@ -1,7 +1,7 @@
 import { hkdfSync, randomBytes } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import type { Context } from 'koa';
-import type { AppDeps } from '../api/deps.js';
+import type { AppDeps } from '../main/app-deps.js';
 import { publicOrigin } from '../config/env.js';
 import { isSpent, spendOnce } from '../store/spent-tokens.js';
 

@@ -1,6 +1,6 @@
 import type { Scope } from '../domain/onboarding.js';
 import { WALLET_HELPERS } from './client-script.js';
-import { escapeHtml, jsonForScript, page } from './html.js';
+import { escapeHtml, jsonForScript, page } from '../http/html.js';
 
 /** What each scope lets the agent do, in the borrower's words. */
 const SCOPE_TEXT: Readonly<Record<Scope, string>> = {

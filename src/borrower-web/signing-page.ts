@@ -1,5 +1,5 @@
 import { WALLET_HELPERS } from './client-script.js';
-import { jsonForScript, page } from './html.js';
+import { jsonForScript, page } from '../http/html.js';
 
 /** The page a signing link opens: shows the request, then the borrower's wallet signs it. */
 export function signingPage(signingRequestId: string, chainId: number, nonce: string): string {

@@ -1,12 +1,12 @@
 import Router from '@koa/router';
 import { z } from 'zod';
-import type { AppDeps } from '../api/deps.js';
-import { readJsonBody } from '../api/body.js';
+import type { AppDeps } from '../main/app-deps.js';
+import { readJsonBody } from '../http/body.js';
 import { getSigningRequestView, submitSignature } from '../agents/signing.js';
-import { ToolError } from '../agents/errors.js';
+import { ToolError } from '../domain/tool-errors.js';
 import { fieldIssues } from '../domain/envelope.js';
 import { ApiError } from '../domain/errors.js';
-import { errorPage, newNonce, sendHtml } from './html.js';
+import { errorPage, newNonce, sendHtml } from '../http/html.js';
 import { signingPage } from './signing-page.js';
 
 const SigningRequestId = z.uuid();

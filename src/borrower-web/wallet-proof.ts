@@ -1,5 +1,5 @@
 import { verifyTypedData } from 'viem';
-import type { AppDeps } from '../api/deps.js';
+import type { AppDeps } from '../main/app-deps.js';
 import { publicOrigin } from '../config/env.js';
 import { isCanonicalSignature } from '../domain/signature.js';
 import { walletProofTypedData, type BorrowerDomainInput } from '../domain/typed-data.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isLoopbackHost } from '../auth/oauth/redirect-policy.js';
+import { isLoopbackHost } from '../domain/redirect-policy.js';
 
 /**
  * Every setting the product reads from the environment, validated once at start-up.
@@ -61,7 +61,7 @@ export const EnvSchema = z.object({
   MONGODB_URI: optionalString,
   MONGODB_PORT: intFromEnv(27017, 1),
   MONGODB_DB: z.string().default('credit_facilitator'),
-  /** The embedded FerretDB's SQLite `synchronous`: `normal` (no fsync per commit) or `full` (src/stack/args.ts). */
+  /** The embedded FerretDB's SQLite `synchronous`: `normal` (no fsync per commit) or `full` (tools/stack/args.ts). */
   FERRETDB_SQLITE_SYNCHRONOUS: z.enum(['normal', 'full']).default('normal'),
 
   RPC_URL: optionalString,

@@ -191,7 +191,7 @@ export class ApiError extends Error {
     return new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json.');
   }
 
-  /** Headers over the HTTP server's limit; answered before routing (src/api/client-errors.ts). */
+  /** Headers over the HTTP server's limit; answered before routing (src/http/client-errors.ts). */
   static headersTooLarge(): ApiError {
     return new ApiError('HEADERS_TOO_LARGE', 'The request headers are too large.');
   }

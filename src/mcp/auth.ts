@@ -1,11 +1,11 @@
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
-import type { AppDeps } from '../api/deps.js';
+import type { AppDeps } from '../main/app-deps.js';
 import type { BorrowerPrincipal } from '../agents/types.js';
 import { mcpUrl, oauthIssuer } from '../config/env.js';
 import { isUuid } from '../domain/ids.js';
 import { parseScopeString, type Scope } from '../domain/onboarding.js';
-import { findLiveGrant, GRANT_ID_CLAIM } from './grant-check.js';
+import { findLiveGrant, GRANT_ID_CLAIM } from '../store/oauth-grants.js';
 
 /** Small allowance for clock drift between the authorization server and this process. */
 const CLOCK_TOLERANCE_SECONDS = 5;

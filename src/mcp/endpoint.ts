@@ -1,8 +1,8 @@
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { isInitializeRequest, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { Context } from 'koa';
-import type { AppDeps } from '../api/deps.js';
-import { BODY_NOT_JSON, MAX_BODY_BYTES, readJsonBody } from '../api/body.js';
+import type { AppDeps } from '../main/app-deps.js';
+import { BODY_NOT_JSON, MAX_BODY_BYTES, readJsonBody } from '../http/body.js';
 import { mcpUrl } from '../config/env.js';
 import { isApiError } from '../domain/errors.js';
 import { authenticateBorrower } from './auth.js';
@@ -20,12 +20,12 @@ import {
   unsupportedMediaType,
   unsupportedProtocolVersion,
   type McpHttpError,
-} from './http-errors.js';
+} from '../http/mcp-errors.js';
 import { resourceMetadataUrl } from './metadata.js';
 import { cleanRpcErrors, transportRefusal } from './rpc-answers.js';
 import { findScopeShortfall, stepUpScopes } from './scope-gate.js';
 import { createMcpServer } from './server.js';
-import { isTransientDependencyError } from '../api/transient-errors.js';
+import { isTransientDependencyError } from '../http/transient-errors.js';
 
 function parseJson(text: string): unknown {
   try {

@@ -1,7 +1,7 @@
 import type { Context, Next } from 'koa';
-import { corsPolicy } from '../api/cors.js';
+import { corsPolicy } from '../http/cors.js';
 import { publicOrigin, type Env } from '../config/env.js';
-import { forbiddenOrigin } from './http-errors.js';
+import { forbiddenOrigin } from '../http/mcp-errors.js';
 
 /**
  * The MCP transport's DNS-rebinding defence (2025-11-25 and 2026-07-28, "Servers MUST validate

@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import type { AppDeps } from '../api/deps.js';
+import type { AppDeps } from '../main/app-deps.js';
 import { mcpEndpoint } from './endpoint.js';
 import { PRM_PATHS, protectedResourceMetadata } from './metadata.js';
 import { mcpOriginGuard } from './origin-guard.js';

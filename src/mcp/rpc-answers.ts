@@ -1,5 +1,5 @@
 import { ClientRequestSchema, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
-import { mcpHttpError, type McpHttpError, type McpHttpErrorCode } from './http-errors.js';
+import { mcpHttpError, type McpHttpError, type McpHttpErrorCode } from '../http/mcp-errors.js';
 
 /**
  * What the SDK transport answers is cleaned here before it leaves /mcp:

@@ -3,7 +3,7 @@
  * body, an HTTP method, an error code relayed from elsewhere) would let one client add series
  * without limit; every such value goes through one of these and falls back to a fixed word.
  */
-import { TOOL_ERROR_CODES } from '../agents/errors.js';
+import { TOOL_ERROR_CODES } from '../domain/tool-errors.js';
 import { ERROR_STATUS } from '../domain/errors.js';
 import { INVALID_REASONS } from '../domain/invalid-reasons.js';
 import { TOOL_SCOPES } from '../domain/onboarding.js';

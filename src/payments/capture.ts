@@ -1,4 +1,4 @@
-import type { AppDeps } from '../api/deps.js';
+import type { AppDeps } from '../main/app-deps.js';
 import { fingerprint } from '../domain/canonical.js';
 import { parseCreditPayload, type PaymentRequirements } from '../domain/envelope.js';
 import { ApiError } from '../domain/errors.js';
@@ -13,7 +13,7 @@ import { deleteUnacceptedPayment, findPayment, findPaymentByVoucher, insertPayme
 import { consumeSpendIntent } from '../store/spend-intents.js';
 import { dequeueRefused, enqueueForSettlement } from '../store/settlement-queue.js';
 import { loadVerificationContext } from './context.js';
-import { toReceipt } from './receipt.js';
+import { toReceipt } from '../settlement/receipt.js';
 import { finishCapture } from './finish-capture.js';
 import { acceptedReceipt } from './status.js';
 import type { PhaseTimer } from '../observability/phase-timer.js';

@@ -1,6 +1,6 @@
 import type { AgentKeyRecord, SpendIntentRecord, VerificationContext } from '../domain/verification.js';
 import type { Voucher } from '../domain/voucher.js';
-import type { AppDeps } from '../api/deps.js';
+import type { AppDeps } from '../main/app-deps.js';
 import { findBorrower, listAgentKeys } from '../store/borrowers.js';
 import { findMerchant } from '../store/merchants.js';
 import { findSpendIntentWithFate } from '../store/spend-intents.js';

@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { Logger } from '../observability/logger.js';
 import type { PaymentDoc } from '../store/documents.js';
-import { startPaymentWorkflow } from './start-workflow.js';
+import { startPaymentWorkflow } from '../temporal/start-payment.js';
 
 export interface FinishCaptureDeps {
   temporal: Client;

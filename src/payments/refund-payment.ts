@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import type { z } from 'zod';
-import type { AppDeps } from '../api/deps.js';
+import type { AppDeps } from '../main/app-deps.js';
 import type { RefundBodySchema } from '../api/facilitator/schemas.js';
 import { fingerprint } from '../domain/canonical.js';
 import { ApiError } from '../domain/errors.js';

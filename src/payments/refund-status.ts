@@ -1,4 +1,4 @@
-import type { AppDeps } from '../api/deps.js';
+import type { AppDeps } from '../main/app-deps.js';
 import type { Receipt } from '../domain/payment.js';
 import { refundTotals } from '../domain/refunds.js';
 import { findPaymentRefunds } from '../store/refunds.js';

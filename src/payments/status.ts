@@ -1,4 +1,4 @@
-import type { AppDeps } from '../api/deps.js';
+import type { AppDeps } from '../main/app-deps.js';
 import { ApiError } from '../domain/errors.js';
 import { isUuid } from '../domain/ids.js';
 import { paymentStateInBatch, type Receipt } from '../domain/payment.js';
@@ -7,7 +7,7 @@ import { findPayment } from '../store/payments.js';
 import { findClaim, isVoidClaim } from '../store/settlement-queue.js';
 import { findSpendIntentFate } from '../store/spend-intents.js';
 import { PaymentStatusCache } from './status-cache.js';
-import { toReceipt } from './receipt.js';
+import { toReceipt } from '../settlement/receipt.js';
 
 const fallbackCache = new PaymentStatusCache();
 

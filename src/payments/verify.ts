@@ -1,4 +1,4 @@
-import type { AppDeps } from '../api/deps.js';
+import type { AppDeps } from '../main/app-deps.js';
 import { parseCreditPayload, type PaymentRequirements } from '../domain/envelope.js';
 import { invalidReasonMessage, type InvalidReason } from '../domain/invalid-reasons.js';
 import { evaluateVoucher } from '../domain/verification.js';

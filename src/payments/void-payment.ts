@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import type { AppDeps } from '../api/deps.js';
+import type { AppDeps } from '../main/app-deps.js';
 import { fingerprint } from '../domain/canonical.js';
 import { ApiError } from '../domain/errors.js';
 import { isUuid } from '../domain/ids.js';
@@ -9,10 +9,10 @@ import type { SettlementQueueDoc } from '../store/documents.js';
 import { claimIdempotencyKey, idempotencyId, releaseIdempotencyKey } from '../store/idempotency.js';
 import { recordLedgerLines } from '../store/payment-ledger.js';
 import { ledgerLineOf } from '../domain/payment-ledger.js';
-import { finalReceipt } from './receipt.js';
+import { finalReceipt } from '../settlement/receipt.js';
 import { findPayment, markVoided } from '../store/payments.js';
 import { allQueues, announceVoid, claimForBatch, findClaim, isVoidClaim, queueEntryOf, removeFromQueues, voidClaimId } from '../store/settlement-queue.js';
-import { notifyOne } from './notify-payments.js';
+import { notifyOne } from '../settlement/notify-payments.js';
 import { emitWebhookEvents, type EmitDeps } from '../webhooks/emit.js';
 import { acceptedReceipt } from './status.js';
 

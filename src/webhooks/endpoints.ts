@@ -1,5 +1,5 @@
 import { WEBHOOK_EVENT_TYPES } from '../domain/webhook-events.js';
-import type { AppDeps } from '../api/deps.js';
+import type { AppDeps } from '../main/app-deps.js';
 import { ApiError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import type { WebhookEndpointDoc } from '../store/documents.js';

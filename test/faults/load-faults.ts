@@ -1,5 +1,5 @@
 import type { Hash } from 'viem';
-import type { StackHandle } from '../../src/stack/stack.js';
+import type { StackHandle } from '../../tools/stack/stack.js';
 import { startExtraApi, type ExtraApi } from '../helpers/extra-api.js';
 import type { World } from '../helpers/world.js';
 import type { AnvilControl } from '../support/anvil-control.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { PreparedVoucher } from '../../bench/vouchers.js';
-import { StackSupervisor } from '../../src/stack/supervisor.js';
+import { StackSupervisor } from '../../tools/stack/supervisor.js';
 import { assertLedgerAgrees, type CapturedPayment } from '../helpers/ledger.js';
 import { useIsolatedStack } from '../support/isolated-stack.js';
 import { awaitSettlements, capturedPayment, loadParties, planLoad, retryUntilDecided } from './load-captures.js';
@@ -17,7 +17,7 @@ interface Kill {
 }
 
 /**
- * npm start's supervisor (StackSupervisor, wired as src/stack/start.ts wires it) on a stack of
+ * npm start's supervisor (StackSupervisor, wired as tools/stack/start.ts wires it) on a stack of
  * its own: each part is SIGKILLed by its pid, as a crash would end it, while captures flow.
  */
 describe('fault: the embedded stack heals itself (each part SIGKILLed while captures flow)', function () {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { parseHostPort } from '../../src/stack/args.js';
-import { portOpen } from '../../src/stack/processes.js';
+import { parseHostPort } from '../../tools/stack/args.js';
+import { portOpen } from '../../tools/stack/processes.js';
 import { capture } from '../helpers/world.js';
 import { useIsolatedStack } from '../support/isolated-stack.js';
 import { assertLedgerAgrees, type CapturedPayment } from '../helpers/ledger.js';

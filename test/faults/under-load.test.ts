@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { mapPool } from '../../bench/stats.js';
 import type { PreparedVoucher } from '../../bench/vouchers.js';
-import { freePort } from '../../src/stack/processes.js';
+import { freePort } from '../../tools/stack/processes.js';
 import { idempotencyId } from '../../src/store/idempotency.js';
 import { assertLedgerAgrees } from '../helpers/ledger.js';
 import type { World } from '../helpers/world.js';

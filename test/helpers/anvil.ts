@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createTestClient, http, type TestClient } from 'viem';
 import { generatePrivateKey } from 'viem/accounts';
 import { projectRoot } from '../../src/config/paths.js';
-import { freePort } from '../../src/stack/processes.js';
+import { freePort } from '../../tools/stack/processes.js';
 import { makeChainClients, type ChainClients } from '../../src/chain/clients.js';
 import { deployContracts, type Deployment } from '../../src/chain/deploy.js';
 import type { ChainContext } from '../../src/chain/settlement.js';

@@ -2,8 +2,8 @@ import { join } from 'node:path';
 import type { Hex } from 'viem';
 import { privateKeyToAddress } from 'viem/accounts';
 import { projectRoot } from '../../src/config/paths.js';
-import { freePort, spawnManaged, waitForHttp, type ManagedProcess } from '../../src/stack/processes.js';
-import type { StackHandle } from '../../src/stack/stack.js';
+import { freePort, spawnManaged, waitForHttp, type ManagedProcess } from '../../tools/stack/processes.js';
+import type { StackHandle } from '../../tools/stack/stack.js';
 import { getStack } from '../support/stack.js';
 
 export interface ExtraApi {
@@ -27,7 +27,7 @@ export async function startExtraApi(name: string, extraEnv: Record<string, strin
   const proc = spawnManaged({
     name,
     command: process.execPath,
-    args: [join(projectRoot(), 'dist', 'src', 'api', 'server.js')],
+    args: [join(projectRoot(), 'dist', 'src', 'main', 'api.js')],
     env: { ...apiEnv, ...extraEnv, API_HOST: '127.0.0.1', API_PORT: String(port) },
     cwd: projectRoot(),
     logFile: join(stack.dataDir, 'logs', `${name}.log`),

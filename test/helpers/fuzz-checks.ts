@@ -1,9 +1,9 @@
 import { Agent, request as httpRequest } from 'node:http';
 import { z } from 'zod';
-import { TOOL_ERROR_CODES } from '../../src/agents/errors.js';
+import { TOOL_ERROR_CODES } from '../../src/domain/tool-errors.js';
 import { ERROR_STATUS, type ErrorCode } from '../../src/domain/errors.js';
 import { INVALID_REASONS } from '../../src/domain/invalid-reasons.js';
-import { MCP_HTTP_ERROR_CODES } from '../../src/mcp/http-errors.js';
+import { MCP_HTTP_ERROR_CODES } from '../../src/http/mcp-errors.js';
 import type { ToolDefinition } from '../../src/mcp/tools/define.js';
 
 /**
@@ -148,7 +148,7 @@ const RpcError = z.strictObject({
 });
 const RpcResponse = z.union([RpcResult, RpcError]);
 
-/** A tool failure's text: our ToolError JSON (src/agents/errors.ts) or the in-handler scope re-check. */
+/** A tool failure's text: our ToolError JSON (src/domain/tool-errors.ts) or the in-handler scope re-check. */
 const ToolErrorText = z.strictObject({
   error: z.looseObject({ code: z.enum([...TOOL_ERROR_CODES, 'INSUFFICIENT_SCOPE']), message: z.string().min(1) }),
 });

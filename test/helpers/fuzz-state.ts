@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { Collections } from '../../src/store/collections.js';
-import { spendIntentWorkflowId } from '../../workflows/agent-definitions.js';
+import { spendIntentWorkflowId } from '../../src/temporal/agent-definitions.js';
 import type { World } from './world.js';
 
 /**

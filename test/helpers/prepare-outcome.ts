@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { ToolError } from '../../src/agents/errors.js';
-import type { AppDeps } from '../../src/api/deps.js';
+import { ToolError } from '../../src/domain/tool-errors.js';
+import type { AppDeps } from '../../src/main/app-deps.js';
 import { preparePayment } from '../../src/agents/prepare-payment.js';
 import { mcpUrl } from '../../src/config/env.js';
 import type { TestBorrower, World } from './world.js';

@@ -1,5 +1,5 @@
 import { uuidToBytes32 } from '../../src/domain/ids.js';
-import { PAYMENT_WORKFLOW_TYPES } from '../../workflows/definitions.js';
+import { PAYMENT_WORKFLOW_TYPES } from '../../src/temporal/definitions.js';
 import { paymentSettledEvent, type World } from './world.js';
 
 /** Every PaymentSettled log on the settlement contract since deployment for this payment or merchant. */

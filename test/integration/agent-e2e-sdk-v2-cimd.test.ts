@@ -6,7 +6,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { generateWorkloadKey } from '../../src/agent-client/workload-key.js';
 import { mcpUrl, oauthIssuer } from '../../src/config/env.js';
 import { SCOPES } from '../../src/domain/onboarding.js';
-import type { DemoMerchant } from '../../src/demo-merchant/app.js';
+import type { DemoMerchant } from '../../examples/demo-merchant/app.js';
 import { openBrowser, startRedirectCatcher, type BrowserHandle, type RedirectCatcher } from '../support/browser.js';
 import { makeTestCa, startCimdHost, type CimdHost } from '../support/cimd-host.js';
 import { useIsolatedStack } from '../support/isolated-stack.js';

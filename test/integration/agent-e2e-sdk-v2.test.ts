@@ -3,7 +3,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { generateWorkloadKey } from '../../src/agent-client/workload-key.js';
 import { mcpUrl, oauthIssuer } from '../../src/config/env.js';
 import { SCOPES } from '../../src/domain/onboarding.js';
-import type { DemoMerchant } from '../../src/demo-merchant/app.js';
+import type { DemoMerchant } from '../../examples/demo-merchant/app.js';
 import { openBrowser, startRedirectCatcher, type BrowserHandle, type RedirectCatcher } from '../support/browser.js';
 import { assertPaidAndSettled, openShop, V2AgentHost } from '../support/sdk-v2-journey.js';
 import { world, type TestMerchant, type World } from '../helpers/world.js';

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import type { AppDeps } from '../../src/api/deps.js';
+import type { AppDeps } from '../../src/main/app-deps.js';
 import { rotateAgentKey } from '../../src/agents/agent-keys.js';
 import { getBorrowerStatus } from '../../src/agents/borrowers.js';
-import { ToolError, type ToolErrorCode } from '../../src/agents/errors.js';
+import { ToolError, type ToolErrorCode } from '../../src/domain/tool-errors.js';
 import { preparePayment } from '../../src/agents/prepare-payment.js';
 import { spendDayId, utcDay } from '../../src/domain/agent-policy.js';
 import { decodePaymentRequiredHeader } from '@x402/core/http';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Hex } from 'viem';
-import type { AppDeps } from '../../src/api/deps.js';
-import { ToolError } from '../../src/agents/errors.js';
+import type { AppDeps } from '../../src/main/app-deps.js';
+import { ToolError } from '../../src/domain/tool-errors.js';
 import { executeRepayment } from '../../src/agents/repayment.js';
 import { getSigningRequestView } from '../../src/agents/signing.js';
 import { testUsdcAbi, creditSettlementAbi } from '../../src/chain/abi.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Page } from 'playwright-core';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import { borrowerReinstate, borrowerSuspend } from '../../src/cli/borrower-commands.js';
+import { borrowerReinstate, borrowerSuspend } from '../../tools/cli/borrower-commands.js';
 import { borrowerPageSession } from '../helpers/borrower-page-session.js';
 import { world, type World } from '../helpers/world.js';
 import { completeSignIn, openBrowser, startRedirectCatcher, type BrowserHandle, type RedirectCatcher } from '../support/browser.js';

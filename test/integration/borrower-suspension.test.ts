@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { agentKeyRevoke, borrowerReinstate, borrowerShow, borrowerSuspend } from '../../src/cli/borrower-commands.js';
+import { agentKeyRevoke, borrowerReinstate, borrowerShow, borrowerSuspend } from '../../tools/cli/borrower-commands.js';
 import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts';
-import { devFund } from '../../src/cli/dev-commands.js';
+import { devFund } from '../../tools/cli/dev-commands.js';
 import { capture, erc20BalanceOf, newBorrower, newMerchant, newVoucher, pollUntil, UNTHROTTLED, type TestBorrower, type TestMerchant, type World, world } from '../helpers/world.js';
 
 describe('operator controls: suspend and reinstate a borrower, revoke an agent key', function () {

@@ -43,7 +43,7 @@ import {
   type SettlementItem,
 } from '../../src/chain/settlement.js';
 import { CHAIN_ID, DEPLOYER_KEY, startOwnAnvil, type OwnAnvil } from '../helpers/anvil.js';
-import { freePort } from '../../src/stack/processes.js';
+import { freePort } from '../../tools/stack/processes.js';
 
 const POOL = 10n ** 12n;
 

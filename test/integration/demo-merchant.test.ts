@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { decodePaymentRequiredHeader, decodePaymentResponseHeader, decodePaymentSignatureHeader, encodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentPayload } from '@x402/core/types';
-import { createDemoMerchant, type DemoMerchant } from '../../src/demo-merchant/app.js';
-import { demoMerchantConfig, type DemoMerchantConfig } from '../../src/demo-merchant/config.js';
+import { createDemoMerchant, type DemoMerchant } from '../../examples/demo-merchant/app.js';
+import { demoMerchantConfig, type DemoMerchantConfig } from '../../examples/demo-merchant/config.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { newBorrower, newMerchant, pollUntil, voucherFor402, world, type TestBorrower, type TestMerchant, type World } from '../helpers/world.js';
 

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { generateKeyPair, importJWK, SignJWT } from 'jose';
-import { jwtIssue } from '../../src/cli/merchant-commands.js';
+import { jwtIssue } from '../../tools/cli/merchant-commands.js';
 import { loadEnv } from '../../src/config/env.js';
 import { revokeApiKey } from '../../src/store/merchants.js';
 import { call, capture, newBorrower, newMerchant, newVoucher, UNTHROTTLED, world, type TestBorrower, type World } from '../helpers/world.js';

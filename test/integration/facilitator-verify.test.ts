@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { rotateAgentKey } from '../../src/agents/agent-keys.js';
-import { ToolError } from '../../src/agents/errors.js';
+import { ToolError } from '../../src/domain/tool-errors.js';
 import { encodeKey, generateAgentKeyPair, type Voucher } from '../../src/domain/voucher.js';
 import { agentDeps, signAndSubmit } from '../helpers/onboarding.js';
 import {

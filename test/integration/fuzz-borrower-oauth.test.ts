@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import type { PrivateKeyAccount } from 'viem';
 import { z } from 'zod';
 import { typedDataFromJson } from '../../src/agents/signing.js';
-import { redirectUriProblem } from '../../src/auth/oauth/redirect-policy.js';
+import { redirectUriProblem } from '../../src/domain/redirect-policy.js';
 import { storeGrant } from '../helpers/borrower-token.js';
 import { borrowerPageSession } from '../helpers/borrower-page-session.js';
 import { checkAuthorizationAnswer, checkOAuthJsonAnswer, checkRestAnswer, send, Tally, type RawRequest } from '../helpers/fuzz-checks.js';

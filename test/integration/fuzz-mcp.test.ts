@@ -10,7 +10,7 @@ import { spendDayId, utcDay } from '../../src/domain/agent-policy.js';
 import { SCOPES, type ToolName } from '../../src/domain/onboarding.js';
 import { encodeKey, generateAgentKeyPair } from '../../src/domain/voucher.js';
 import { findOrCreateBorrowerByWallet } from '../../src/store/borrowers.js';
-import { onboardingWorkflowId } from '../../workflows/agent-definitions.js';
+import { onboardingWorkflowId } from '../../src/temporal/agent-definitions.js';
 import { mintBorrowerToken } from '../helpers/borrower-token.js';
 import { checkMcpAnswer, send, Tally, type RawRequest } from '../helpers/fuzz-checks.js';
 import { assertConsistent, assertOnlyExpected, Expected, snapshot, type CollectionName, type FuzzScope, type Snapshot } from '../helpers/fuzz-state.js';

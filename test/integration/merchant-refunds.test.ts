@@ -4,7 +4,7 @@ import type { Hex } from 'viem';
 import { generatePrivateKey } from 'viem/accounts';
 import { creditSettlementAbi } from '../../src/chain/abi.js';
 import { refundLogsIn } from '../../src/chain/refund.js';
-import { paymentsExport, paymentsReconcile } from '../../src/cli/payment-commands.js';
+import { paymentsExport, paymentsReconcile } from '../../tools/cli/payment-commands.js';
 import { uuidToBytes32 } from '../../src/domain/ids.js';
 import { findBorrower } from '../../src/store/borrowers.js';
 import { reserveRefund } from '../../src/store/refunds.js';

@@ -11,7 +11,7 @@ import { startExtraApi, type ExtraApi } from '../helpers/extra-api.js';
 import { readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { paymentsExport, paymentsReconcile } from '../../src/cli/payment-commands.js';
+import { paymentsExport, paymentsReconcile } from '../../tools/cli/payment-commands.js';
 
 // One shard whose batches close only when full (4 payments): a payment captured alone stays
 // unclaimed for as long as the test needs, so a void before the batch is not a matter of timing.
@@ -24,7 +24,7 @@ async function captureOne(w: World, m: TestMerchant, b: TestBorrower, amount: st
   return { paymentId: res.json.receipt.paymentId as string, body: v.captureBody, key: v.idempotencyKey, spendIntentId: v.prepared.voucher.spendIntentId };
 }
 
-const ADMIN_CLI = fileURLToPath(new URL('../../src/cli/admin.js', import.meta.url));
+const ADMIN_CLI = fileURLToPath(new URL('../../tools/cli/admin.js', import.meta.url));
 
 const voidIt = (w: World, m: TestMerchant, paymentId: string, key = randomUUID()) =>
   call(w, 'POST', `/facilitator/payments/${paymentId}/void`, { token: m.apiKey, idempotencyKey: key });

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { capturePayment } from '../../src/payments/capture.js';
-import { paymentWorkflowStartOptions, PAYMENT_FIRST_TASK_DELAY } from '../../src/payments/start-workflow.js';
+import { paymentWorkflowStartOptions, PAYMENT_FIRST_TASK_DELAY } from '../../src/temporal/start-payment.js';
 import type { PaymentDoc } from '../../src/store/documents.js';
 import type { PaymentState } from '../../src/domain/payment.js';
-import { PAYMENT_WORKFLOW_TYPE } from '../../workflows/definitions.js';
+import { PAYMENT_WORKFLOW_TYPE } from '../../src/temporal/definitions.js';
 import { agentDeps } from '../helpers/onboarding.js';
 import { settledEvents } from '../helpers/settlement-evidence.js';
 import { call, newBorrower, newMerchant, newVoucher, pollUntil, world, type World } from '../helpers/world.js';

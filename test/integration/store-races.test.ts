@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import type { AppDeps } from '../../src/api/deps.js';
+import type { AppDeps } from '../../src/main/app-deps.js';
 import { acceptCreditFacility } from '../../src/agents/facility.js';
 import { SCOPES } from '../../src/domain/onboarding.js';
 import { spendDayId, utcDay } from '../../src/domain/agent-policy.js';

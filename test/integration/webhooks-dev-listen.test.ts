@@ -3,10 +3,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { call, capture, newBorrower, newMerchant, newVoucher, pollUntil, UNTHROTTLED, type TestBorrower, type TestMerchant, type World } from '../helpers/world.js';
 import { startExtraApi, type ExtraApi } from '../helpers/extra-api.js';
-import { freePort } from '../../src/stack/processes.js';
+import { freePort } from '../../tools/stack/processes.js';
 import { useIsolatedStack } from '../support/isolated-stack.js';
 
-const ADMIN_CLI = fileURLToPath(new URL('../../src/cli/admin.js', import.meta.url));
+const ADMIN_CLI = fileURLToPath(new URL('../../tools/cli/admin.js', import.meta.url));
 
 /** `npm run admin -- webhook listen …` as a child, with what it printed so far and how it ended. */
 function listen(args: string[]) {

@@ -8,10 +8,10 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { call, capture, newBorrower, newMerchant, newVoucher, pollUntil, UNTHROTTLED, type TestBorrower, type TestMerchant, type World } from '../helpers/world.js';
-import { freePort } from '../../src/stack/processes.js';
+import { freePort } from '../../tools/stack/processes.js';
 import { useIsolatedStack } from '../support/isolated-stack.js';
 import { refund, refundUntil, signedRefund } from '../helpers/refunds.js';
-import { webhookAdd, webhookList, webhookRemove, webhookRotate } from '../../src/cli/webhook-commands.js';
+import { webhookAdd, webhookList, webhookRemove, webhookRotate } from '../../tools/cli/webhook-commands.js';
 
 /** A throwaway CA and a certificate for 127.0.0.1 it signed; the worker trusts the CA through NODE_EXTRA_CA_CERTS. */
 function testCertificates(dir: string) {

@@ -31,7 +31,7 @@
  *      data dir (printed at the end) keeps temporal.db. For a spend intent that returns
  *      "consumed", run agents-payments with SPEND_INTENT_TTL_SECONDS=10 CLOCK_SKEW_SECONDS=1 and a
  *      last spec file that waits 16 s, then record it with REPLAY_WORKFLOW_IDS.
- *   2. The old stack, `node dist/src/stack/start.js` with DATA_DIR and free ports, DEV_TOOLS=true
+ *   2. The old stack, `node dist/tools/stack/start.js` with DATA_DIR and free ports, DEV_TOOLS=true
  *      CONFIRMATIONS=2 (a batch confirms only when a block is mined: `evm_mine` on anvil, so a
  *      payment can be left SUBMITTED), the README walkthrough a few times, then one more capture
  *      left SUBMITTED and one QUEUED, and Ctrl-C (SIGINT) the stack: those stay open.

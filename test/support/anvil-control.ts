@@ -1,5 +1,5 @@
 import type { Hex } from 'viem';
-import { rpcCall } from '../../src/stack/probes.js';
+import { rpcCall } from '../../tools/stack/probes.js';
 
 /** anvil's test-only RPC methods, for tests that steer block production and chain state. */
 export interface AnvilControl {

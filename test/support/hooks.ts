@@ -1,5 +1,5 @@
 import type { Context } from 'mocha';
-import { ensureStackTools, resolveMongod } from '../../src/stack/tools.js';
+import { ensureStackTools, resolveMongod } from '../../tools/stack/tools.js';
 import { logTails, stackStarted, stopStack } from './stack.js';
 
 let failures = 0;

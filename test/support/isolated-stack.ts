@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { StackHandle, StackOptions } from '../../src/stack/stack.js';
+import type { StackHandle, StackOptions } from '../../tools/stack/stack.js';
 import { closeWorld, connectWorld, type World } from '../helpers/world.js';
 import { anvilControl, type AnvilControl } from './anvil-control.js';
 import { launchTestStack, logTails, testSource } from './stack.js';

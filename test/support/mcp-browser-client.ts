@@ -105,7 +105,7 @@ window.refreshToken = async (tokenUrl, clientId, refreshToken) => {
 };
 `;
 
-const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const REPO_ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 
 /** Bundles the page script with webpack (the SDK's ESM build, for the browser) into `dir`; returns the file. */
 export async function bundleMcpBrowserClient(dir: string): Promise<string> {

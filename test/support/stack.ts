@@ -1,10 +1,10 @@
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { throwawayStackSource } from '../../src/stack/throwaway-source.js';
-import { startStack, type StackHandle, type StackOptions } from '../../src/stack/stack.js';
+import { throwawayStackSource } from '../../tools/stack/throwaway-source.js';
+import { startStack, type StackHandle, type StackOptions } from '../../tools/stack/stack.js';
 
-export type { StackHandle } from '../../src/stack/stack.js';
+export type { StackHandle } from '../../tools/stack/stack.js';
 
 let dataDir: string | undefined;
 let pending: Promise<StackHandle> | undefined;

@@ -4,7 +4,7 @@ import { evaluateAgentPolicy, spendDayId, utcDay } from '../../src/domain/agent-
 import { normalizeHandle } from '../../src/domain/handles.js';
 import { toolFingerprint } from '../../src/agents/idempotency.js';
 import { registerAgentKeyInput, parseToolInput, claimHandleInput } from '../../src/agents/schemas.js';
-import { ToolError } from '../../src/agents/errors.js';
+import { ToolError } from '../../src/domain/tool-errors.js';
 
 const grant = { perPaymentLimit: 100n, dailyLimit: 250n, expiresAt: 2_000 };
 

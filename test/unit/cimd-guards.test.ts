@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { LookupAddress } from 'node:dns';
-import { cimdRedirectUriProblem } from '../../src/auth/oauth/redirect-policy.js';
+import { cimdRedirectUriProblem } from '../../src/domain/redirect-policy.js';
 import { ConfigError, loadEnv } from '../../src/config/env.js';
 import { checkedLookup, guardedJsonFetch, OutboundFetchRefused } from '../../src/net/guarded-json-fetch.js';
 import { isLoopbackAddress, isPublicAddress } from '../../src/net/special-use-address.js';

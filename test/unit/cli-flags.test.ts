@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { asksForHelp, parseFlags, type FlagOptions } from '../../src/cli/parse-flags.js';
-import { UsageError } from '../../src/cli/output.js';
+import { asksForHelp, parseFlags, type FlagOptions } from '../../tools/cli/parse-flags.js';
+import { UsageError } from '../../tools/cli/output.js';
 import { encodeKey, generateAgentKeyPair } from '../../src/domain/voucher.js';
 
-const ADMIN = fileURLToPath(new URL('../../src/cli/admin.js', import.meta.url));
+const ADMIN = fileURLToPath(new URL('../../tools/cli/admin.js', import.meta.url));
 
 /** A real agent private key (base64url) that begins with '-', as one in 64 does. */
 function keyStartingWith(prefix: string): string {

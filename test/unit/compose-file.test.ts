@@ -5,7 +5,7 @@ import { parse } from 'yaml';
 import { EnvSchema } from '../../src/config/env.js';
 
 /** Docker cannot run here, so temporal-compose.yml is checked statically against the config the code reads. */
-const root = fileURLToPath(new URL('../../../', import.meta.url));
+const root = fileURLToPath(new URL('../../..', import.meta.url));
 const read = (f: string) => readFileSync(`${root}${f}`, 'utf8');
 
 interface Service {
@@ -53,9 +53,9 @@ describe('temporal-compose.yml (static)', () => {
     }
     assert.ok(!('SETTLER_PRIVATE_KEY' in (services.api?.environment ?? {})), 'the API never gets the settler key');
     assert.equal(services.api?.environment?.DEV_TOOLS, 'false');
-    assert.deepEqual(services.api?.command?.slice(-1), ['dist/src/api/server.js']);
+    assert.deepEqual(services.api?.command?.slice(-1), ['dist/src/main/api.js']);
     assert.deepEqual(services.worker?.command?.slice(-1), ['dist/workers/main.js']);
-    assert.ok(existsSync(`${root}dist/src/api/server.js`) && existsSync(`${root}dist/workers/main.js`));
+    assert.ok(existsSync(`${root}dist/src/main/api.js`) && existsSync(`${root}dist/workers/main.js`));
   });
 
   it('.env.example names only real settings', () => {

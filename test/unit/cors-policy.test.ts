@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { corsMethods, corsPolicy } from '../../src/api/cors.js';
+import { corsMethods, corsPolicy } from '../../src/http/cors.js';
 import { corsOriginProblem, loadEnv } from '../../src/config/env.js';
 
 describe('CORS policy (MCP_CORS_ORIGINS)', function () {

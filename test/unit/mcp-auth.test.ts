@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
-import type { AppDeps } from '../../src/api/deps.js';
+import type { AppDeps } from '../../src/main/app-deps.js';
 import { loadEnv, mcpUrl, oauthIssuer } from '../../src/config/env.js';
 import { authenticateBorrower, bearerToken } from '../../src/mcp/auth.js';
 

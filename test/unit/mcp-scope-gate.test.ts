@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { bearerChallenge, insufficientScope, unauthorized, unavailable } from '../../src/mcp/http-errors.js';
+import { bearerChallenge, insufficientScope, unauthorized, unavailable } from '../../src/http/mcp-errors.js';
 import { findScopeShortfall, stepUpScopes } from '../../src/mcp/scope-gate.js';
 
 const call = (name: string, id: number | string = 1) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {} } });

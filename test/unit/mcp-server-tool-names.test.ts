@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import type { AppDeps } from '../../src/api/deps.js';
+import type { AppDeps } from '../../src/main/app-deps.js';
 import { CallRecord } from '../../src/mcp/call-record.js';
 import { createMcpServer } from '../../src/mcp/server.js';
 

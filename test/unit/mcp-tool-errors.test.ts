@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { MongoNetworkError, MongoServerError } from 'mongodb';
 import { z } from 'zod';
-import type { AppDeps } from '../../src/api/deps.js';
+import type { AppDeps } from '../../src/main/app-deps.js';
 import { CallRecord } from '../../src/mcp/call-record.js';
 import { defineTool, runTool } from '../../src/mcp/tools/define.js';
 import { createLogger } from '../../src/observability/logger.js';

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Context } from 'koa';
 import { Registry } from 'prom-client';
 import type { BorrowerPrincipal } from '../../src/agents/types.js';
-import { observeRequests } from '../../src/api/observe-requests.js';
+import { observeRequests } from '../../src/http/observe-requests.js';
 import { CallRecord } from '../../src/mcp/call-record.js';
 import { logMcpCalls } from '../../src/mcp/call-log.js';
 import { createLogger } from '../../src/observability/logger.js';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { notifyOffsetMs } from '../../src/payments/notify-payments.js';
+import { notifyOffsetMs } from '../../src/settlement/notify-payments.js';
 
 describe('batch end: payment-workflow signals spread evenly', () => {
   it('starts the i-th of n at i/n of the spread, the first at once, and all within the spread', () => {

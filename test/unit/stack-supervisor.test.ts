@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { CrashLoopGuard, StackSupervisor, type RestartPolicy } from '../../src/stack/supervisor.js';
+import { CrashLoopGuard, StackSupervisor, type RestartPolicy } from '../../tools/stack/supervisor.js';
 
 const policy: RestartPolicy = { maxRestarts: 5, windowMs: 60_000, initialDelayMs: 10, maxDelayMs: 40 };
 const until = async (ok: () => boolean) => {

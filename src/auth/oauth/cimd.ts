@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { errors, type ClientInstance } from 'oidc-provider';
 import type { Env } from '../../config/env.js';
 import { guardedJsonFetch } from '../../net/guarded-json-fetch.js';
-import { isLoopbackHost } from './redirect-policy.js';
+import { isLoopbackHost } from '../../domain/redirect-policy.js';
 import { registrationDocumentProblem } from './registration-guard.js';
 
 /**

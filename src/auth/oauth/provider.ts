@@ -1,15 +1,15 @@
 import Provider, { errors, type ClientInstance, type ProviderContext } from 'oidc-provider';
-import type { AppDeps } from '../../api/deps.js';
+import type { AppDeps } from '../../main/app-deps.js';
 import { dcrAllowedHosts, mcpUrl, oauthIssuer } from '../../config/env.js';
 import { SCOPES, scopesForStage } from '../../domain/onboarding.js';
 import { findBorrower } from '../../store/borrowers.js';
-import { errorPage } from '../../borrower-web/html.js';
-import { GRANT_ID_CLAIM } from '../../mcp/grant-check.js';
-import { corsPolicy, providerCorsFilter } from '../../api/cors.js';
+import { errorPage } from '../../http/html.js';
+import { GRANT_ID_CLAIM } from '../../store/oauth-grants.js';
+import { corsPolicy, providerCorsFilter } from '../../http/cors.js';
 import { OutboundFetchRefused } from '../../net/guarded-json-fetch.js';
 import { CIMD_MAX_BYTES, cimdFeature, cimdFetch, isCimdClientId } from './cimd.js';
 import { mongoAdapterFactory } from './mongo-adapter.js';
-import { cimdRedirectUriProblem, redirectUriProblem } from './redirect-policy.js';
+import { cimdRedirectUriProblem, redirectUriProblem } from '../../domain/redirect-policy.js';
 
 /** Where oidc-provider sends the browser to sign in (served by src/borrower-web). */
 export function interactionPath(uid: string): string {
@@ -83,7 +83,7 @@ export function createOAuthProvider(deps: AppDeps): Provider {
       },
     },
     // Token and revocation requests from a browser origin not on MCP_CORS_ORIGINS are refused
-    // outright (a form POST needs no preflight); allowed origins get their headers from src/api/cors.ts.
+    // outright (a form POST needs no preflight); allowed origins get their headers from src/http/cors.ts.
     clientBasedCORS: (_ctx: ProviderContext, origin: string) => cors.allows(origin),
     // Each access token names its grant, so /mcp refuses it as soon as the grant is revoked
     // (refresh-token reuse, code replay, revocation) instead of at expiry (src/mcp/auth.ts).

@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import type { AppDeps } from '../../api/deps.js';
+import type { AppDeps } from '../../main/app-deps.js';
 import { consumeRate } from '../../store/rate-limits.js';
 
 /**

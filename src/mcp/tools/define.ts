@@ -1,11 +1,11 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
-import type { AppDeps } from '../../api/deps.js';
-import { ToolError } from '../../agents/errors.js';
+import type { AppDeps } from '../../main/app-deps.js';
+import { ToolError } from '../../domain/tool-errors.js';
 import { FencedOut } from '../../store/fencing.js';
 import { LeaseBusy } from '../../store/lease-lock.js';
-import { isTransientDependencyError } from '../../api/transient-errors.js';
+import { isTransientDependencyError } from '../../http/transient-errors.js';
 import type { BorrowerPrincipal } from '../../agents/types.js';
 import { missingScopes, TOOL_SCOPES, type ToolName } from '../../domain/onboarding.js';
 import { principalFromAuthInfo } from '../auth.js';

@@ -1,0 +1,87 @@
+import { createServer } from 'node:http';
+import type { JWK } from 'jose';
+import { createMerchantJwtVerifier } from '../auth/merchant-jwt.js';
+import { loadEnv } from '../config/env.js';
+import { createLogger } from '../observability/logger.js';
+import { connectStore } from '../store/mongo.js';
+import { startStoreWatchdog } from '../store/store-watchdog.js';
+import { connectTemporal } from '../temporal/client.js';
+import { createApp } from './api-app.js';
+import { clientErrorHandler } from '../http/client-errors.js';
+import { loadSettlementInfo } from './settlement-info.js';
+import { loadOrCreateOAuthKeys } from '../auth/oauth/keys.js';
+import { loadOrCreateReceiptSigner } from '../settlement/signed-receipt.js';
+import { apiMetrics, createRegistry, storeCommandCounter } from '../observability/metrics.js';
+import { BackgroundCaptureFinisher } from '../payments/finish-capture.js';
+import { startSlotSweeper } from './slot-sweeper.js';
+import { CaptureAdmission } from '../api/capture-admission.js';
+import { PaymentStatusCache } from '../payments/status-cache.js';
+import { MerchantCache } from '../store/merchant-cache.js';
+import { profileCpuIfAsked } from '../observability/cpu-profile.js';
+
+async function main() {
+  profileCpuIfAsked('api');
+  const env = loadEnv();
+  const logger = createLogger(env.LOG_LEVEL, { service: 'api' });
+  const registry = createRegistry('api');
+  const countStoreCommand = storeCommandCounter(registry);
+  const store = await connectStore(env.MONGODB_URI ?? `mongodb://127.0.0.1:${env.MONGODB_PORT}/`, env.MONGODB_DB, {
+    onCommand: countStoreCommand,
+    waitMs: 60_000,
+    onRetry: (err) => logger.warn('store not answering yet; retrying', { error: err }),
+  });
+  const storeWatchdog = startStoreWatchdog(store, {
+    uri: env.MONGODB_URI ?? `mongodb://127.0.0.1:${env.MONGODB_PORT}/`,
+    logger,
+    onCommand: countStoreCommand,
+  });
+  const temporal = await connectTemporal(env.TEMPORAL_ADDRESS, env.TEMPORAL_NAMESPACE);
+  const settlement = await loadSettlementInfo(env);
+  const verifyJwt = createMerchantJwtVerifier({
+    issuer: env.MERCHANT_JWT_ISSUER ?? 'unset',
+    audience: env.MERCHANT_JWT_AUDIENCE,
+    ...(env.MERCHANT_JWT_JWKS_URL ? { jwksUrl: env.MERCHANT_JWT_JWKS_URL } : {}),
+    ...(env.MERCHANT_JWT_PUBLIC_JWK ? { publicJwk: JSON.parse(env.MERCHANT_JWT_PUBLIC_JWK) as JWK } : {}),
+  });
+  const oauthKeys = await loadOrCreateOAuthKeys(store);
+  const receiptSigner = await loadOrCreateReceiptSigner(store);
+  const metrics = { registry, api: apiMetrics(registry) };
+  const captureFinisher = new BackgroundCaptureFinisher({ temporal, taskQueue: env.TEMPORAL_TASK_QUEUE }, logger);
+  const captureAdmission = new CaptureAdmission(
+    store.c,
+    { maxInFlight: env.CAPTURE_MAX_IN_FLIGHT, targetLatencyMs: env.CAPTURE_TARGET_LATENCY_MS, maxBacklog: env.SETTLEMENT_MAX_BACKLOG, shards: env.SETTLEMENT_SHARDS },
+    metrics.api,
+  );
+  const statusCache = new PaymentStatusCache();
+  const app = createApp({
+    env, store, temporal, verifyJwt, logger, settlement, oauthKeys, receiptSigner, metrics, captureFinisher, captureAdmission, statusCache, merchantCache: new MerchantCache(env.MERCHANT_AUTH_CACHE_MS), nowMs: () => Date.now(),
+  });
+  const slotSweeper = startSlotSweeper(store.c, logger);
+  const server = createServer(app.callback());
+  server.on('clientError', clientErrorHandler(logger));
+  server.keepAliveTimeout = 65_000;
+  server.requestTimeout = 30_000;
+  server.listen(env.API_PORT, env.API_HOST, () => {
+    logger.info('api listening', { url: `http://${env.API_HOST}:${env.API_PORT}/api/v1` });
+  });
+
+  const shutdown = (signal: string) => {
+    logger.info('api stopping', { signal });
+    slotSweeper.stop();
+    storeWatchdog.stop();
+    server.close(() => {
+      void captureFinisher
+        .drain()
+        .then(() => Promise.allSettled([store.close(), temporal.connection.close()]))
+        .then(() => process.exit(0));
+    });
+    setTimeout(() => process.exit(0), 5000).unref();
+  };
+  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`api failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

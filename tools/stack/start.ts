@@ -1,0 +1,102 @@
+import { ConfigError, loadEnv } from '../../src/config/env.js';
+import { redactUri } from './args.js';
+import { startStack, type StackHandle } from './stack.js';
+import { StackSupervisor } from './supervisor.js';
+import { formatBox } from './summary.js';
+
+const log = (m: string) => process.stdout.write(`${'stack'.padEnd(9)}| ${m}\n`);
+
+function summary(s: StackHandle): string {
+  const rows: [string, string][] = [
+    ['API base URL', s.urls.baseUrl],
+    ['MCP URL', s.urls.mcpUrl],
+    ['Temporal UI', s.urls.temporalUi ?? '(disabled)'],
+    ['Temporal', `${s.urls.temporalAddress} (namespace ${s.config.TEMPORAL_NAMESPACE})`],
+    ['MongoDB', `${redactUri(s.urls.mongoUri)} (${s.infra.mongoKind}, db ${s.config.MONGODB_DB})`],
+    ['RPC', `${s.urls.rpcUrl} (chain ${s.config.CHAIN_ID}${s.infra.ownsAnvil ? ', anvil' : ''})`],
+    ['Settlement', s.chain.settlement],
+    ['Asset (USDC)', s.chain.asset],
+    ['Settler', s.chain.settlerAddress],
+    ['Metrics', `${s.urls.origin}/metrics (API), http://127.0.0.1:${s.config.WORKER_METRICS_PORT}/metrics (worker)`],
+    ['Data dir', s.dataDir],
+  ];
+  return [
+    formatBox('credit-facilitator is running', rows),
+    'Create a merchant:  npm run admin -- merchant create --name "Demo" --payout 0x...',
+    'Stop: Ctrl-C',
+  ].join('\n');
+}
+
+async function main(): Promise<void> {
+  try {
+    loadEnv();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+
+  const abort = new AbortController();
+  let stack: StackHandle | undefined;
+  let shuttingDown = false;
+  let signals = 0;
+
+  let supervisor: StackSupervisor | undefined;
+  const shutdown = async (code: number) => {
+    if (shuttingDown) return;
+    shuttingDown = true;
+    supervisor?.stop();
+    try {
+      await stack?.stop();
+      log('stopped');
+    } catch (err) {
+      log(`error while stopping: ${err instanceof Error ? err.message : String(err)}`);
+      code = code || 1;
+    }
+    process.exit(code);
+  };
+
+  const onSignal = (sig: NodeJS.Signals) => {
+    signals += 1;
+    if (signals > 1) {
+      log('forced exit');
+      process.exit(130);
+    }
+    log(`${sig}: stopping (press Ctrl-C again to force)`);
+    abort.abort(new Error(`interrupted by ${sig}`));
+    if (stack) void shutdown(0);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  const started = Date.now();
+  try {
+    stack = await startStack({
+      log,
+      signal: abort.signal,
+      // A part that dies after start-up is started again; only a crash loop stops everything.
+      onUnexpectedExit: (name, info) => supervisor?.partExited(name, info),
+    });
+  } catch (err) {
+    if (abort.signal.aborted) {
+      log('stopped');
+      process.exit(0);
+    }
+    process.stderr.write(`start failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  }
+  if (abort.signal.aborted) return shutdown(0);
+  supervisor = new StackSupervisor(stack, {
+    log,
+    giveUp: (reason) => {
+      log(reason);
+      void shutdown(1);
+    },
+  });
+  log(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  process.stdout.write(`\n${summary(stack)}\n\n`);
+}
+
+void main();
