@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { stageIndex, type OnboardingStage } from '../src/domain/onboarding.js';
+import { stageIndex, type OnboardingStage } from '@credit-facilitator/wire/onboarding';
 import { refundDailySpend } from '../src/store/agent-spend.js';
 import { changeBorrower } from '../src/store/borrower-changes.js';
 import { releaseHold } from '../src/store/borrowers.js';

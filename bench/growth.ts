@@ -5,7 +5,7 @@
  * merchant's idempotency key and the settlement claim of each payment.
  */
 import { randomBytes } from 'node:crypto';
-import { newId } from '../src/domain/ids.js';
+import { newId } from '@credit-facilitator/wire/ids';
 import type { IdempotencyDoc, PaymentDoc, SettlementClaimDoc } from '../src/store/documents.js';
 import type { TestBorrower, TestMerchant, World } from '../test/helpers/world.js';
 import { mapPool } from './stats.js';

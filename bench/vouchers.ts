@@ -7,10 +7,10 @@
  * holds are taken in bulk (one borrower change per borrower) and the intents inserted with
  * insertMany, in createSpendIntent's exact document shape.
  */
-import type { PaymentRequirements } from '../src/domain/envelope.js';
-import { buildVoucher, signedCreditPayload } from '../src/domain/credit-envelope.js';
-import { newId } from '../src/domain/ids.js';
-import { decodePrivateKey } from '../src/domain/voucher.js';
+import type { PaymentRequirements } from '@credit-facilitator/wire/envelope';
+import { buildVoucher, signedCreditPayload } from '@credit-facilitator/wire/credit-envelope';
+import { newId } from '@credit-facilitator/wire/ids';
+import { decodePrivateKey } from '@credit-facilitator/wire/voucher';
 import { createSpendIntent, type SpendIntentRequest } from '../src/payments/spend-intents.js';
 import { changeBorrower } from '../src/store/borrower-changes.js';
 import type { SpendIntentDoc } from '../src/store/documents.js';

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { z } from 'zod';
-import { CreditAgent, newIdempotencyKey } from '../src/agent-client/credit-agent.js';
-import { loadOrCreateWorkloadKey } from '../src/agent-client/workload-key.js';
+import { CreditAgent, newIdempotencyKey } from '@credit-facilitator/agent-client/credit-agent';
+import { loadOrCreateWorkloadKey } from '@credit-facilitator/agent-client/workload-key';
 
 /** A runnable agent host: signs the borrower in, walks onboarding, then buys from the demo merchant. */
 const EnvSchema = z.object({

@@ -8,7 +8,7 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import { stageIndex, type OnboardingStage } from '../src/domain/onboarding.js';
+import { stageIndex, type OnboardingStage } from '@credit-facilitator/wire/onboarding';
 import type { OnboardingActivities } from '../activities/onboarding.js';
 import {
   acceptFacilityUpdate,

@@ -6,11 +6,11 @@ import Router from '@koa/router';
 import { z } from 'zod';
 import { decodePaymentSignatureHeader, encodePaymentRequiredHeader, encodePaymentResponseHeader } from '@x402/core/http';
 import type { SettleResponse } from '@x402/core/types';
-import { isUuidV4 } from '../../src/domain/ids.js';
+import { isUuidV4 } from '@credit-facilitator/wire/ids';
 import { createLogger, type Logger } from '../../src/observability/logger.js';
 import type { DemoMerchantConfig } from './config.js';
 import { FacilitatorClient, type SettlementTarget } from './facilitator-client.js';
-import type { ReceiptAnswer } from '../../src/domain/facilitator-answers.js';
+import type { ReceiptAnswer } from '@credit-facilitator/wire/facilitator-answers';
 import { creditRequirements, paymentRequired, type Offer, type PricingTerms } from './payment-required.js';
 
 export interface DemoMerchant {

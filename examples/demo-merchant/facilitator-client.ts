@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CaptureAnswerSchema, ErrorAnswerSchema, ReceiptAnswerSchema, retryAfterSeconds, type ReceiptAnswer } from '../../src/domain/facilitator-answers.js';
+import { CaptureAnswerSchema, ErrorAnswerSchema, ReceiptAnswerSchema, retryAfterSeconds, type ReceiptAnswer } from '@credit-facilitator/wire/facilitator-answers';
 
 /** What the demo merchant needs from GET /facilitator/supported. */
 export interface SettlementTarget {

@@ -1,8 +1,8 @@
 import { bytesToHex } from 'viem';
 import type { AppDeps } from '../main/app-deps.js';
-import { newId } from '../domain/ids.js';
+import { newId } from '@credit-facilitator/wire/ids';
 import { agentGrantTypedData, typedDataToJson } from '../domain/typed-data.js';
-import { decodePublicKey, randomNonce } from '../domain/voucher.js';
+import { decodePublicKey, randomNonce } from '@credit-facilitator/wire/voucher';
 import { listAgentKeys } from '../store/borrowers.js';
 import { ensureSigningRequest, findSigningRequest } from '../store/signing-requests.js';
 import { borrowerDomainInput, loadBorrower, requireStage, resolveOperationalAgent, walletOf } from './context.js';

@@ -1,6 +1,6 @@
 import type { AppDeps } from '../main/app-deps.js';
-import { newId } from '../domain/ids.js';
-import { scopesForStage, type OnboardingStage, type Scope } from '../domain/onboarding.js';
+import { newId } from '@credit-facilitator/wire/ids';
+import { scopesForStage, type OnboardingStage, type Scope } from '@credit-facilitator/wire/onboarding';
 import { changeBorrower } from '../store/borrower-changes.js';
 import { listOpenSigningRequests } from '../store/signing-requests.js';
 import { ensureOperationalAgent, listBorrowerAgentKeys, listOperationalAgents } from '../store/operational-agents.js';

@@ -2,7 +2,7 @@ import { getAddress } from 'viem';
 import type { AppDeps } from '../main/app-deps.js';
 import type { Deployment } from '../chain/deploy.js';
 import { publicOrigin } from '../config/env.js';
-import { isStage, stageIndex, type OnboardingStage } from '../domain/onboarding.js';
+import { isStage, stageIndex, type OnboardingStage } from '@credit-facilitator/wire/onboarding';
 import type { BorrowerDomainInput } from '../domain/typed-data.js';
 import { findBorrower } from '../store/borrowers.js';
 import type { BorrowerDoc, OperationalAgentDoc } from '../store/documents.js';

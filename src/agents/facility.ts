@@ -1,8 +1,8 @@
 import type { AppDeps } from '../main/app-deps.js';
 import { FACILITY_TERMS_HASH } from '../domain/facility-terms.js';
-import { newId } from '../domain/ids.js';
+import { newId } from '@credit-facilitator/wire/ids';
 import { facilityAcceptanceTypedData, typedDataToJson } from '../domain/typed-data.js';
-import { randomNonce } from '../domain/voucher.js';
+import { randomNonce } from '@credit-facilitator/wire/voucher';
 import { getAddress } from 'viem';
 import { ensureSigningRequest, findSigningRequest } from '../store/signing-requests.js';
 import { borrowerDomainInput, loadBorrower, NEXT_STEP, stageOf, walletOf } from './context.js';

@@ -1,6 +1,6 @@
 import type { AppDeps } from '../main/app-deps.js';
 import { normalizeHandle } from '../domain/handles.js';
-import type { OnboardingStage } from '../domain/onboarding.js';
+import type { OnboardingStage } from '@credit-facilitator/wire/onboarding';
 import { claimHandleUpdate } from '../temporal/agent-definitions.js';
 import { loadBorrower, requireStage } from './context.js';
 import { ToolError } from '../domain/tool-errors.js';

@@ -1,5 +1,5 @@
 import type { AppDeps } from '../main/app-deps.js';
-import { fingerprint } from '../domain/canonical.js';
+import { fingerprint } from '@credit-facilitator/wire/canonical';
 import { deleteIfStill } from '../store/guarded-delete.js';
 import { isDuplicateKey } from '../store/mongo.js';
 import type { ToolIdempotencyDoc } from '../store/documents.js';

@@ -1,6 +1,6 @@
 import type { AppDeps } from '../main/app-deps.js';
 import { buildRepaymentAuthorization, receiveWithAuthorizationTypedData, repaymentNonce } from '../chain/eip3009.js';
-import { newId } from '../domain/ids.js';
+import { newId } from '@credit-facilitator/wire/ids';
 import { typedDataToJson } from '../domain/typed-data.js';
 import { ensureRepayment } from '../store/repayments.js';
 import { ensureSigningRequest, findSigningRequest } from '../store/signing-requests.js';

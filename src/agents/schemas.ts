@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { AmountString } from '../domain/amounts.js';
-import { isUuidV4 } from '../domain/ids.js';
-import { decodePublicKey, UuidString } from '../domain/voucher.js';
+import { AmountString } from '@credit-facilitator/wire/amounts';
+import { isUuidV4 } from '@credit-facilitator/wire/ids';
+import { decodePublicKey, UuidString } from '@credit-facilitator/wire/voucher';
 import { ToolError } from '../domain/tool-errors.js';
 
 /**

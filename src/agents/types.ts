@@ -1,4 +1,4 @@
-import type { Scope } from '../domain/onboarding.js';
+import type { Scope } from '@credit-facilitator/wire/onboarding';
 
 /** Who is calling a tool: from a verified borrower token, never from tool input. */
 export interface BorrowerPrincipal {

@@ -5,7 +5,7 @@ import { borrowerDomainInput } from '../agents/context.js';
 import { ApiError } from '../domain/errors.js';
 import { isCanonicalSignature } from '../domain/signature.js';
 import { agentGrantTypedData, typedDataToJson } from '../domain/typed-data.js';
-import { decodePublicKey, randomNonce } from '../domain/voucher.js';
+import { decodePublicKey, randomNonce } from '@credit-facilitator/wire/voucher';
 import type { AgentGrant, AgentKeyDoc } from '../store/documents.js';
 import { findAgentKey, replaceAgentKeyGrant, revokeAgentKey, revokeOperationalAgent } from '../store/operational-agents.js';
 import { sessionBorrower } from './account-view.js';

@@ -1,4 +1,4 @@
-import type { Scope } from '../domain/onboarding.js';
+import type { Scope } from '@credit-facilitator/wire/onboarding';
 import { WALLET_HELPERS } from './client-script.js';
 import { escapeHtml, jsonForScript, page } from '../http/html.js';
 

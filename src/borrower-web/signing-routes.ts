@@ -4,7 +4,7 @@ import type { AppDeps } from '../main/app-deps.js';
 import { readJsonBody } from '../http/body.js';
 import { getSigningRequestView, submitSignature } from '../agents/signing.js';
 import { ToolError } from '../domain/tool-errors.js';
-import { fieldIssues } from '../domain/envelope.js';
+import { fieldIssues } from '@credit-facilitator/wire/envelope';
 import { ApiError } from '../domain/errors.js';
 import { errorPage, newNonce, sendHtml } from '../http/html.js';
 import { signingPage } from './signing-page.js';

@@ -3,7 +3,7 @@ import { encodeFunctionData, parseSignature, type Hash, type Hex } from 'viem';
 import { creditSettlementAbi } from './abi.js';
 import type { Deployment } from './deploy.js';
 import { contractRevert } from './errors.js';
-import { uuidToBytes32 } from '../domain/ids.js';
+import { uuidToBytes32 } from '@credit-facilitator/wire/ids';
 import { sendWithSettler, type ChainContext } from './settlement.js';
 
 /** An EIP-3009 authorization message (TransferWithAuthorization and ReceiveWithAuthorization share the fields). */

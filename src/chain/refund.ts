@@ -16,7 +16,7 @@ import { receiveWithAuthorizationTypedData, type Eip3009Authorization } from './
 import { contractRevert } from './errors.js';
 import { entryProof, type SettlementEntry } from './merkle.js';
 import { sendWithSettler, type ChainContext, type ChainReadContext } from './settlement.js';
-import { bytes32ToUuid, uuidToBytes32 } from '../domain/ids.js';
+import { bytes32ToUuid, uuidToBytes32 } from '@credit-facilitator/wire/ids';
 
 /**
  * A refund nonce: the payment's 16 UUID bytes followed by 16 random bytes. The settlement contract requires

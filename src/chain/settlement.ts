@@ -16,7 +16,7 @@ import { creditSettlementAbi, testUsdcAbi } from './abi.js';
 import type { ChainPublicClient, ChainWalletClient } from './clients.js';
 import type { Deployment } from './deploy.js';
 import { contractRevert } from './errors.js';
-import { bytes32ToUuid, uuidToBytes32 } from '../domain/ids.js';
+import { bytes32ToUuid, uuidToBytes32 } from '@credit-facilitator/wire/ids';
 import type { SettlementEntry } from './merkle.js';
 import type { NonceManager, TxRequest } from './nonce-manager.js';
 

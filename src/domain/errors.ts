@@ -1,4 +1,4 @@
-import { invalidReasonMessage, type InvalidReason } from './invalid-reasons.js';
+import { invalidReasonMessage, type InvalidReason } from '@credit-facilitator/wire/invalid-reasons';
 
 export type ErrorCode =
   | 'INVALID_REQUEST'

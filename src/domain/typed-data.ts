@@ -1,4 +1,4 @@
-import { uuidToBytes32 } from './ids.js';
+import { uuidToBytes32 } from '@credit-facilitator/wire/ids';
 
 /**
  * EIP-712 messages the borrower signs in their own wallet. Pure builders: the caller passes

@@ -1,7 +1,7 @@
-import type { InvalidReason } from './invalid-reasons.js';
-import { parsePaymentRequirements, type PaymentRequirements } from './envelope.js';
-import { decodePublicKey, parseVoucher, verifyVoucherSignature, type Voucher } from './voucher.js';
-import type { PaymentTerms } from './payment-terms.js';
+import type { InvalidReason } from '@credit-facilitator/wire/invalid-reasons';
+import { parsePaymentRequirements, type PaymentRequirements } from '@credit-facilitator/wire/envelope';
+import { decodePublicKey, parseVoucher, verifyVoucherSignature, type Voucher } from '@credit-facilitator/wire/voucher';
+import type { PaymentTerms } from '@credit-facilitator/wire/payment-terms';
 
 export interface AgentKeyRecord {
   keyId: string;

@@ -3,8 +3,8 @@ import { createLocalJWKSet, jwtVerify, type JSONWebKeySet, type JWTVerifyGetKey 
 import type { AppDeps } from '../main/app-deps.js';
 import type { BorrowerPrincipal } from '../agents/types.js';
 import { mcpUrl, oauthIssuer } from '../config/env.js';
-import { isUuid } from '../domain/ids.js';
-import { parseScopeString, type Scope } from '../domain/onboarding.js';
+import { isUuid } from '@credit-facilitator/wire/ids';
+import { parseScopeString, type Scope } from '@credit-facilitator/wire/onboarding';
 import { findLiveGrant, GRANT_ID_CLAIM } from '../store/oauth-grants.js';
 
 /** Small allowance for clock drift between the authorization server and this process. */

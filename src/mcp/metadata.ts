@@ -1,5 +1,5 @@
 import { mcpUrl, oauthIssuer, publicOrigin, type Env } from '../config/env.js';
-import { SCOPES } from '../domain/onboarding.js';
+import { SCOPES } from '@credit-facilitator/wire/onboarding';
 
 /** RFC 9728 protected-resource metadata for {mcp_url}. */
 export interface ProtectedResourceMetadata {

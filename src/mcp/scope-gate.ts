@@ -1,4 +1,4 @@
-import { missingScopes, SCOPES, TOOL_SCOPES, type Scope, type ToolName } from '../domain/onboarding.js';
+import { missingScopes, SCOPES, TOOL_SCOPES, type Scope, type ToolName } from '@credit-facilitator/wire/onboarding';
 
 export interface ScopeShortfall {
   tool: ToolName;

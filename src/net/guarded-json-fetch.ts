@@ -1,5 +1,5 @@
 import { rootCertificates } from 'node:tls';
-import { Lru } from '../domain/lru.js';
+import { Lru } from '@credit-facilitator/wire/lru';
 import { OutboundFetchRefused, pinnedRequest, type AddressCheck } from './pinned-request.js';
 import { isLoopbackAddress, isPublicAddress } from './special-use-address.js';
 

@@ -5,8 +5,8 @@
  */
 import { TOOL_ERROR_CODES } from '../domain/tool-errors.js';
 import { ERROR_STATUS } from '../domain/errors.js';
-import { INVALID_REASONS } from '../domain/invalid-reasons.js';
-import { TOOL_SCOPES } from '../domain/onboarding.js';
+import { INVALID_REASONS } from '@credit-facilitator/wire/invalid-reasons';
+import { TOOL_SCOPES } from '@credit-facilitator/wire/onboarding';
 
 const oneOf = (known: ReadonlySet<string>, fallback: string) => (value: unknown): string =>
   typeof value === 'string' && known.has(value) ? value : fallback;

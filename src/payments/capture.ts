@@ -1,11 +1,11 @@
 import type { AppDeps } from '../main/app-deps.js';
-import { fingerprint } from '../domain/canonical.js';
-import { parseCreditPayload, type PaymentRequirements } from '../domain/envelope.js';
+import { fingerprint } from '@credit-facilitator/wire/canonical';
+import { parseCreditPayload, type PaymentRequirements } from '@credit-facilitator/wire/envelope';
 import { ApiError } from '../domain/errors.js';
-import { newId } from '../domain/ids.js';
+import { newId } from '@credit-facilitator/wire/ids';
 import type { Receipt } from '../domain/payment.js';
 import { evaluateVoucher, type VerificationContext } from '../domain/verification.js';
-import type { Voucher } from '../domain/voucher.js';
+import type { Voucher } from '@credit-facilitator/wire/voucher';
 import type { PaymentDoc } from '../store/documents.js';
 import { claimIdempotencyKey, idempotencyId, releaseIdempotencyKey } from '../store/idempotency.js';
 import { isDuplicateKey } from '../store/mongo.js';

@@ -1,5 +1,5 @@
 import type { AgentKeyRecord, SpendIntentRecord, VerificationContext } from '../domain/verification.js';
-import type { Voucher } from '../domain/voucher.js';
+import type { Voucher } from '@credit-facilitator/wire/voucher';
 import type { AppDeps } from '../main/app-deps.js';
 import { findBorrower, listAgentKeys } from '../store/borrowers.js';
 import { findMerchant } from '../store/merchants.js';

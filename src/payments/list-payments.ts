@@ -1,5 +1,5 @@
 import { ApiError } from '../domain/errors.js';
-import { isUuid } from '../domain/ids.js';
+import { isUuid } from '@credit-facilitator/wire/ids';
 import { dayKey, isAfter, minuteKey, newestFirst, type LedgerLine } from '../domain/payment-ledger.js';
 import { paymentStateInBatch, type PaymentStatus, type Receipt } from '../domain/payment.js';
 import { ledgerDays, ledgerMinutes, ledgerPage, paymentIdsOfOrder } from '../store/payment-ledger.js';

@@ -1,10 +1,10 @@
 import { ApiError } from '../domain/errors.js';
-import { newId } from '../domain/ids.js';
+import { newId } from '@credit-facilitator/wire/ids';
 import type { SpendIntentDoc } from '../store/documents.js';
 import type { Collections } from '../store/collections.js';
 import { holdCredit } from '../store/borrowers.js';
 import { insertSpendIntent } from '../store/spend-intents.js';
-import type { PaymentTerms } from '../domain/payment-terms.js';
+import type { PaymentTerms } from '@credit-facilitator/wire/payment-terms';
 
 export interface SpendIntentRequest extends PaymentTerms {
   resource: string;

@@ -1,7 +1,7 @@
 import type { Collections } from '../store/collections.js';
 import type { BatchDoc, PaymentDoc } from '../store/documents.js';
 import { announcedBatches, findBatch, recentVoids } from '../store/settlement-queue.js';
-import { Lru } from '../domain/lru.js';
+import { Lru } from '@credit-facilitator/wire/lru';
 
 const BATCH_TTL_MS = 250;
 const BOARD_TTL_MS = 250;

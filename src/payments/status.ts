@@ -1,6 +1,6 @@
 import type { AppDeps } from '../main/app-deps.js';
 import { ApiError } from '../domain/errors.js';
-import { isUuid } from '../domain/ids.js';
+import { isUuid } from '@credit-facilitator/wire/ids';
 import { paymentStateInBatch, type Receipt } from '../domain/payment.js';
 import type { PaymentDoc } from '../store/documents.js';
 import { findPayment } from '../store/payments.js';

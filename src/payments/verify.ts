@@ -1,6 +1,6 @@
 import type { AppDeps } from '../main/app-deps.js';
-import { parseCreditPayload, type PaymentRequirements } from '../domain/envelope.js';
-import { invalidReasonMessage, type InvalidReason } from '../domain/invalid-reasons.js';
+import { parseCreditPayload, type PaymentRequirements } from '@credit-facilitator/wire/envelope';
+import { invalidReasonMessage, type InvalidReason } from '@credit-facilitator/wire/invalid-reasons';
 import { evaluateVoucher } from '../domain/verification.js';
 import { loadVerificationContext } from './context.js';
 

@@ -1,8 +1,8 @@
 import type { Db } from 'mongodb';
 import type { AppDeps } from '../main/app-deps.js';
-import { fingerprint } from '../domain/canonical.js';
+import { fingerprint } from '@credit-facilitator/wire/canonical';
 import { ApiError } from '../domain/errors.js';
-import { isUuid } from '../domain/ids.js';
+import { isUuid } from '@credit-facilitator/wire/ids';
 import type { Receipt } from '../domain/payment.js';
 import { closeHolds } from '../store/borrowers.js';
 import type { SettlementQueueDoc } from '../store/documents.js';

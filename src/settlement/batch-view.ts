@@ -1,6 +1,6 @@
 import type { AppDeps } from '../main/app-deps.js';
 import { ApiError } from '../domain/errors.js';
-import { isUuid } from '../domain/ids.js';
+import { isUuid } from '@credit-facilitator/wire/ids';
 import { newestFirst } from '../domain/payment-ledger.js';
 import type { Receipt } from '../domain/payment.js';
 import type { BatchStatus } from '../store/documents.js';

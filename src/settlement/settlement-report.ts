@@ -1,5 +1,5 @@
 import { parseAbiItem, type Address, type PublicClient } from 'viem';
-import { bytes32ToUuid, uuidToBytes32 } from '../domain/ids.js';
+import { bytes32ToUuid, uuidToBytes32 } from '@credit-facilitator/wire/ids';
 import type { ChainSettlement, RefundFact, StoreSettlement } from '../domain/reconcile.js';
 import type { Collections } from '../store/collections.js';
 import { listPayments } from '../payments/list-payments.js';

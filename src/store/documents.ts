@@ -1,8 +1,8 @@
 import type { RefundAuthorizationFields, RefundStatus } from '../domain/refunds.js';
 import type { LedgerLine } from '../domain/payment-ledger.js';
 import type { PaymentStatus } from '../domain/payment.js';
-import type { PaymentTerms } from '../domain/payment-terms.js';
-import type { OnboardingStage } from '../domain/onboarding.js';
+import type { PaymentTerms } from '@credit-facilitator/wire/payment-terms';
+import type { OnboardingStage } from '@credit-facilitator/wire/onboarding';
 import type { RatePolicy } from '../domain/rate-limit.js';
 
 export interface MerchantDoc {

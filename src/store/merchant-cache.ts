@@ -1,7 +1,7 @@
 import type { Collections } from './collections.js';
 import type { ApiKeyDoc, MerchantDoc } from './documents.js';
 import { findApiKeyByHash, findMerchant } from './merchants.js';
-import { Lru } from '../domain/lru.js';
+import { Lru } from '@credit-facilitator/wire/lru';
 
 interface Remembered<T> {
   doc: T;

@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import { parseScopeString, type Scope } from '../domain/onboarding.js';
+import { parseScopeString, type Scope } from '@credit-facilitator/wire/onboarding';
 
 /**
  * The access-token claim naming the OAuth grant the token was issued under (set by the

@@ -1,5 +1,5 @@
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
-import type { OnboardingStage } from '../domain/onboarding.js';
+import type { OnboardingStage } from '@credit-facilitator/wire/onboarding';
 import type { AgentGrant } from '../store/documents.js';
 
 /** Names shared by the agent workflows, their activities and src/agents; importing this pulls in no workflow code. */

@@ -1,7 +1,7 @@
 import { WEBHOOK_EVENT_TYPES } from '../domain/webhook-events.js';
 import type { AppDeps } from '../main/app-deps.js';
 import { ApiError } from '../domain/errors.js';
-import { newId } from '../domain/ids.js';
+import { newId } from '@credit-facilitator/wire/ids';
 import type { WebhookEndpointDoc } from '../store/documents.js';
 import { deleteWebhookEndpoint, findWebhookEndpoint, insertWebhookEndpoint, replaceWebhookSecrets, webhookEndpointsOf } from '../store/webhook-endpoints.js';
 import { SecretBox } from '../store/secret-box.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { Hex } from 'viem';
 import { creditSettlementAbi } from '../../src/chain/abi.js';
-import { uuidToBytes32 } from '../../src/domain/ids.js';
+import { uuidToBytes32 } from '@credit-facilitator/wire/ids';
 import { erc20BalanceOf, pollUntil, type World } from '../helpers/world.js';
 import { useIsolatedStack } from '../support/isolated-stack.js';
 import type { AnvilControl } from '../support/anvil-control.js';

@@ -5,7 +5,7 @@ import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts';
 import { mapPool } from '../../bench/stats.js';
 import { creditSettlementAbi } from '../../src/chain/abi.js';
 import { makeChainClients } from '../../src/chain/clients.js';
-import { bytes32ToUuid, uuidToBytes32 } from '../../src/domain/ids.js';
+import { bytes32ToUuid, uuidToBytes32 } from '@credit-facilitator/wire/ids';
 import { ANVIL_DEV_PRIVATE_KEY } from '../../tools/stack/deployment.js';
 import { freePort, type ExitInfo } from '../../tools/stack/processes.js';
 import { rpcCall } from '../../tools/stack/probes.js';

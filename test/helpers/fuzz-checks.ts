@@ -2,7 +2,7 @@ import { Agent, request as httpRequest } from 'node:http';
 import { z } from 'zod';
 import { TOOL_ERROR_CODES } from '../../src/domain/tool-errors.js';
 import { ERROR_STATUS, type ErrorCode } from '../../src/domain/errors.js';
-import { INVALID_REASONS } from '../../src/domain/invalid-reasons.js';
+import { INVALID_REASONS } from '@credit-facilitator/wire/invalid-reasons';
 import { MCP_HTTP_ERROR_CODES } from '../../src/http/mcp-errors.js';
 import type { ToolDefinition } from '../../src/mcp/tools/define.js';
 

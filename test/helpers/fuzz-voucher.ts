@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { parseVoucher, type Voucher } from '../../src/domain/voucher.js';
+import { parseVoucher, type Voucher } from '@credit-facilitator/wire/voucher';
 import { applyMutations, mutation, toJsonText } from './fuzz.js';
 import { tamperedPayload, type TestBorrower, type TestVoucher } from './world.js';
 

@@ -2,7 +2,7 @@ import { paymentViews } from './captures.js';
 import assert from 'node:assert/strict';
 import { getAbiItem, type Hex } from 'viem';
 import { creditSettlementAbi } from '../../src/chain/abi.js';
-import { uuidToBytes32 } from '../../src/domain/ids.js';
+import { uuidToBytes32 } from '@credit-facilitator/wire/ids';
 import { erc20BalanceOf, paymentSettledEvent, pollUntil, type TestMerchant, type World } from './world.js';
 
 /** A captured payment and what it must add up to once settled. */

@@ -1,4 +1,4 @@
-import type { Voucher } from '../../src/domain/voucher.js';
+import type { Voucher } from '@credit-facilitator/wire/voucher';
 
 /** A fixed, schema-valid voucher for unit tests; ids and addresses are easy to recognise in failures. */
 export const SAMPLE = {

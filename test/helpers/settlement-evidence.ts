@@ -1,4 +1,4 @@
-import { uuidToBytes32 } from '../../src/domain/ids.js';
+import { uuidToBytes32 } from '@credit-facilitator/wire/ids';
 import { PAYMENT_WORKFLOW_TYPES } from '../../src/temporal/definitions.js';
 import { paymentSettledEvent, type World } from './world.js';
 

@@ -9,8 +9,8 @@ import type { PreparedPayment, PrepareOptions } from '../../src/agents/prepare-p
 import { loadEnv } from '../../src/config/env.js';
 import type { CliContext } from '../../tools/cli/context.js';
 import { createMerchant } from '../../tools/cli/merchant-commands.js';
-import { signedCreditPayload } from '../../src/domain/credit-envelope.js';
-import { decodePrivateKey, encodeKey, publicKeyFromPrivate, type Voucher } from '../../src/domain/voucher.js';
+import { signedCreditPayload } from '@credit-facilitator/wire/credit-envelope';
+import { decodePrivateKey, encodeKey, publicKeyFromPrivate, type Voucher } from '@credit-facilitator/wire/voucher';
 import { connectStore, type Store } from '../../src/store/mongo.js';
 import { getStack } from '../support/stack.js';
 import { readJsonResponse, type JsonResponse } from '../support/http.js';

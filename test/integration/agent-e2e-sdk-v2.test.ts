@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { generateWorkloadKey } from '../../src/agent-client/workload-key.js';
+import { generateWorkloadKey } from '@credit-facilitator/agent-client/workload-key';
 import { mcpUrl, oauthIssuer } from '../../src/config/env.js';
-import { SCOPES } from '../../src/domain/onboarding.js';
+import { SCOPES } from '@credit-facilitator/wire/onboarding';
 import type { DemoMerchant } from '../../examples/demo-merchant/app.js';
 import { openBrowser, startRedirectCatcher, type BrowserHandle, type RedirectCatcher } from '../support/browser.js';
 import { assertPaidAndSettled, openShop, V2AgentHost } from '../support/sdk-v2-journey.js';

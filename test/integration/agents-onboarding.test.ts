@@ -9,8 +9,8 @@ import { getBorrowerStatus, registerBorrower } from '../../src/agents/borrowers.
 import { ToolError, type ToolErrorCode } from '../../src/domain/tool-errors.js';
 import { claimHandle } from '../../src/agents/handles.js';
 import { getSigningRequestView, submitSignature } from '../../src/agents/signing.js';
-import { newId } from '../../src/domain/ids.js';
-import { encodeKey, generateAgentKeyPair } from '../../src/domain/voucher.js';
+import { newId } from '@credit-facilitator/wire/ids';
+import { encodeKey, generateAgentKeyPair } from '@credit-facilitator/wire/voucher';
 import { findOrCreateBorrowerByWallet } from '../../src/store/borrowers.js';
 import { claimHandleUpdate, onboardingStateQuery, onboardingWorkflowId } from '../../src/temporal/agent-definitions.js';
 import { agentDeps, onboardBorrower, principalFor, signStep } from '../helpers/onboarding.js';

@@ -7,7 +7,7 @@ import { ToolError, type ToolErrorCode } from '../../src/domain/tool-errors.js';
 import { preparePayment } from '../../src/agents/prepare-payment.js';
 import { spendDayId, utcDay } from '../../src/domain/agent-policy.js';
 import { decodePaymentRequiredHeader } from '@x402/core/http';
-import { encodeKey, generateAgentKeyPair } from '../../src/domain/voucher.js';
+import { encodeKey, generateAgentKeyPair } from '@credit-facilitator/wire/voucher';
 import { agentDeps, onboardBorrower, paymentRequiredHeader, prepareAndSign, signAndSubmit, type OnboardedBorrower } from '../helpers/onboarding.js';
 import { call, capture, newMerchant, pollUntil, world, type TestMerchant, type World } from '../helpers/world.js';
 

@@ -7,7 +7,7 @@ import { executeRepayment } from '../../src/agents/repayment.js';
 import { getSigningRequestView } from '../../src/agents/signing.js';
 import { testUsdcAbi, creditSettlementAbi } from '../../src/chain/abi.js';
 import { makeChainClients } from '../../src/chain/clients.js';
-import { uuidToBytes32 } from '../../src/domain/ids.js';
+import { uuidToBytes32 } from '@credit-facilitator/wire/ids';
 import { agentDeps, onboardBorrower, prepareAndSign, signAndSubmit } from '../helpers/onboarding.js';
 import { until } from '../helpers/until.js';
 import { capture, newMerchant, pollUntil, world, type World } from '../helpers/world.js';

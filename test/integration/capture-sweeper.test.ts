@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { capturePayment } from '../../src/payments/capture.js';
 import { agentDeps } from '../helpers/onboarding.js';
 import { call, newBorrower, newMerchant, newVoucher, pollUntil, world, paymentSettledEvent, type World } from '../helpers/world.js';
-import { uuidToBytes32 } from '../../src/domain/ids.js';
+import { uuidToBytes32 } from '@credit-facilitator/wire/ids';
 
 describe('capture: a workflow start lost after the answer is finished by the sweeper', function () {
   this.timeout(120_000);

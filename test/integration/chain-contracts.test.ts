@@ -27,7 +27,7 @@ import {
   transferWithAuthorizationTypedData,
 } from '../../src/chain/eip3009.js';
 import { contractRevert } from '../../src/chain/errors.js';
-import { uuidToBytes32 } from '../../src/domain/ids.js';
+import { uuidToBytes32 } from '@credit-facilitator/wire/ids';
 import {
   SettlementRevertedError,
   assetBalanceOf,

@@ -18,7 +18,7 @@ import {
   submitRefund,
 } from '../../src/chain/refund.js';
 import { assetBalanceOf, buildSettleBatchArgs, debtOf, isBatchSettled, submitSettleBatch, type ChainContext, type SettlementItem } from '../../src/chain/settlement.js';
-import { uuidToBytes32 } from '../../src/domain/ids.js';
+import { uuidToBytes32 } from '@credit-facilitator/wire/ids';
 import { DEPLOYER_KEY, startOwnAnvil, type OwnAnvil } from '../helpers/anvil.js';
 
 const POOL = 10n ** 12n;

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { CreditAgent } from '../../src/agent-client/credit-agent.js';
-import { CreditToolError } from '../../src/agent-client/tool-types.js';
-import { workloadKeyFromPrivate } from '../../src/agent-client/workload-key.js';
+import { CreditAgent } from '@credit-facilitator/agent-client/credit-agent';
+import { CreditToolError } from '@credit-facilitator/agent-client/tool-types';
+import { workloadKeyFromPrivate } from '@credit-facilitator/agent-client/workload-key';
 import { mcpUrl } from '../../src/config/env.js';
-import { SCOPES } from '../../src/domain/onboarding.js';
-import { decodePrivateKey } from '../../src/domain/voucher.js';
+import { SCOPES } from '@credit-facilitator/wire/onboarding';
+import { decodePrivateKey } from '@credit-facilitator/wire/voucher';
 import { createDemoMerchant, type DemoMerchant } from '../../examples/demo-merchant/app.js';
 import { demoMerchantConfig } from '../../examples/demo-merchant/config.js';
 import { createLogger } from '../../src/observability/logger.js';

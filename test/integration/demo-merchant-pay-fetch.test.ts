@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { payFetch, type PayDeps } from '../../src/agent-client/x402-fetch.js';
-import { VoucherCheckError } from '../../src/agent-client/voucher-signer.js';
-import type { PrepareX402Args } from '../../src/agent-client/tool-types.js';
+import { payFetch, type PayDeps } from '@credit-facilitator/agent-client/x402-fetch';
+import { VoucherCheckError } from '@credit-facilitator/agent-client/voucher-signer';
+import type { PrepareX402Args } from '@credit-facilitator/agent-client/tool-types';
 import { preparePayment } from '../../src/agents/prepare-payment.js';
-import { decodePrivateKey, voucherSigningInput, type Voucher } from '../../src/domain/voucher.js';
+import { decodePrivateKey, voucherSigningInput, type Voucher } from '@credit-facilitator/wire/voucher';
 import { createDemoMerchant, type DemoMerchant } from '../../examples/demo-merchant/app.js';
 import { demoMerchantConfig } from '../../examples/demo-merchant/config.js';
 import { createLogger } from '../../src/observability/logger.js';

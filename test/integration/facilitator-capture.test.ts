@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { decodeEventLog, encodeEventTopics } from 'viem';
 import { createLocalJWKSet, jwtVerify } from 'jose';
-import { uuidToBytes32 } from '../../src/domain/ids.js';
+import { uuidToBytes32 } from '@credit-facilitator/wire/ids';
 import { call, capture, erc20BalanceOf, newBorrower, newMerchant, newVoucher, paymentSettledEvent, pollUntil, world, type TestBorrower, type World } from '../helpers/world.js';
 
 describe('facilitator: capture to CONFIRMED on chain', function () {

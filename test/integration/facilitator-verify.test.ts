@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { rotateAgentKey } from '../../src/agents/agent-keys.js';
 import { ToolError } from '../../src/domain/tool-errors.js';
-import { encodeKey, generateAgentKeyPair, type Voucher } from '../../src/domain/voucher.js';
+import { encodeKey, generateAgentKeyPair, type Voucher } from '@credit-facilitator/wire/voucher';
 import { agentDeps, signAndSubmit } from '../helpers/onboarding.js';
 import {
   call,

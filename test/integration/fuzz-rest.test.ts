@@ -12,7 +12,7 @@ import {
   VerifyResponseSchema,
   VoidResponseSchema,
 } from '../../src/api/facilitator/response-schemas.js';
-import { isUuidV4 } from '../../src/domain/ids.js';
+import { isUuidV4 } from '@credit-facilitator/wire/ids';
 import { checkRestAnswer, send, Tally, type RawRequest } from '../helpers/fuzz-checks.js';
 import { assertConsistent, assertOnlyExpected, assertPaymentsComplete, Expected, snapshot, type FuzzScope } from '../helpers/fuzz-state.js';
 import { bodyTextOf, CASES, contentType, fuzzCases, headerJunk, idempotencyKeyHeader, nastyString, pathSegment, percentEncode, toJsonText } from '../helpers/fuzz.js';

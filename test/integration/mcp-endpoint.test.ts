@@ -6,7 +6,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { exportJWK, generateKeyPair } from 'jose';
 import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts';
 import { mcpUrl, oauthIssuer, publicOrigin } from '../../src/config/env.js';
-import { SCOPES, TOOL_SCOPES } from '../../src/domain/onboarding.js';
+import { SCOPES, TOOL_SCOPES } from '@credit-facilitator/wire/onboarding';
 import { findOrCreateBorrowerByWallet } from '../../src/store/borrowers.js';
 import { mintBorrowerToken } from '../helpers/borrower-token.js';
 import { newMerchant, world, type World } from '../helpers/world.js';

@@ -5,7 +5,7 @@ import { generatePrivateKey } from 'viem/accounts';
 import { creditSettlementAbi } from '../../src/chain/abi.js';
 import { refundLogsIn } from '../../src/chain/refund.js';
 import { paymentsExport, paymentsReconcile } from '../../tools/cli/payment-commands.js';
-import { uuidToBytes32 } from '../../src/domain/ids.js';
+import { uuidToBytes32 } from '@credit-facilitator/wire/ids';
 import { findBorrower } from '../../src/store/borrowers.js';
 import { reserveRefund } from '../../src/store/refunds.js';
 import { refund, refundUntil, signedRefund } from '../helpers/refunds.js';

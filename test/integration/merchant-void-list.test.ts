@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { uuidToBytes32 } from '../../src/domain/ids.js';
+import { uuidToBytes32 } from '@credit-facilitator/wire/ids';
 import { settledEventsFor } from '../helpers/ledger.js';
 import { call, capture, newBorrower, newMerchant, newVoucher, pollUntil, UNTHROTTLED, type TestBorrower, type TestMerchant, type World } from '../helpers/world.js';
 import { useIsolatedStack } from '../support/isolated-stack.js';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { newId } from '../../src/domain/ids.js';
+import { newId } from '@credit-facilitator/wire/ids';
 import type { LedgerLine } from '../../src/domain/payment-ledger.js';
 import { recordLedgerLines } from '../../src/store/payment-ledger.js';
 import { call, newMerchant, UNTHROTTLED, type World } from '../helpers/world.js';

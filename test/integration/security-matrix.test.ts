@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { PERMISSIONS } from '../../src/auth/permissions.js';
 import { mcpUrl } from '../../src/config/env.js';
 import { projectRoot } from '../../src/config/paths.js';
-import { SCOPES, TOOL_SCOPES, type ToolName } from '../../src/domain/onboarding.js';
+import { SCOPES, TOOL_SCOPES, type ToolName } from '@credit-facilitator/wire/onboarding';
 import { TOOLS } from '../../src/mcp/tools/index.js';
 import { resourceMetadataUrl } from '../../src/mcp/metadata.js';
 import { idempotencyId } from '../../src/store/idempotency.js';

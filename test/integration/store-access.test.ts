@@ -15,7 +15,7 @@ import { leaseIncrements } from '../helpers/lease-increments.js';
 import { readJsonResponse } from '../support/http.js';
 import { isByIdOnly, isCompareAndSetById, recordStoreCommands, type StoreCommand } from '../helpers/store-commands.js';
 import { preparePayment, type PreparedPayment } from '../../src/agents/prepare-payment.js';
-import { SCOPES } from '../../src/domain/onboarding.js';
+import { SCOPES } from '@credit-facilitator/wire/onboarding';
 import { spendDayId, utcDay } from '../../src/domain/agent-policy.js';
 import { mintBorrowerToken } from '../helpers/borrower-token.js';
 import { agentDeps, paymentRequiredHeader } from '../helpers/onboarding.js';

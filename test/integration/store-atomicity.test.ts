@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { newId } from '../../src/domain/ids.js';
+import { newId } from '@credit-facilitator/wire/ids';
 import { convertHoldToDebt, findBorrower, holdCredit, insertBorrower } from '../../src/store/borrowers.js';
 import { world, type World } from '../helpers/world.js';
 

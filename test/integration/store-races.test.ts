@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { AppDeps } from '../../src/main/app-deps.js';
 import { acceptCreditFacility } from '../../src/agents/facility.js';
-import { SCOPES } from '../../src/domain/onboarding.js';
+import { SCOPES } from '@credit-facilitator/wire/onboarding';
 import { spendDayId, utcDay } from '../../src/domain/agent-policy.js';
 import { convertHoldToDebt, holdCredit, releaseHold } from '../../src/store/borrowers.js';
 import type { BorrowerDoc } from '../../src/store/documents.js';

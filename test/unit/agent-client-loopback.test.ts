@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { startLoopbackReceiver, AuthorizationDeniedError } from '../../src/agent-client/loopback.js';
+import { startLoopbackReceiver, AuthorizationDeniedError } from '@credit-facilitator/agent-client/loopback';
 
 describe('agent-client/loopback receiver', () => {
   it('delivers the code of a redirect carrying the expected state, refusing others', async () => {

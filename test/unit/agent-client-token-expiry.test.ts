@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { needsRefresh, REFRESH_WINDOW_SECONDS, tokenExpiresAtMs } from '../../src/agent-client/token-expiry.js';
-import { CreditAgentOAuthProvider } from '../../src/agent-client/oauth.js';
-import { SCOPES } from '../../src/domain/onboarding.js';
+import { needsRefresh, REFRESH_WINDOW_SECONDS, tokenExpiresAtMs } from '@credit-facilitator/agent-client/token-expiry';
+import { CreditAgentOAuthProvider } from '@credit-facilitator/agent-client/oauth';
+import { SCOPES } from '@credit-facilitator/wire/onboarding';
 
 describe('agent-client/token expiry and the OAuth provider', () => {
   const T0 = 1_700_000_000_000;

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { decodePaymentSignatureHeader } from '@x402/core/http';
-import { canonicalJson } from '../../src/domain/canonical.js';
-import { generateAgentKeyPair, VOUCHER_SIGNING_PREFIX, verifyVoucherSignature, type Voucher } from '../../src/domain/voucher.js';
-import { checkPreparedPayment, signPreparedPayment, VoucherCheckError, type PaymentIntent } from '../../src/agent-client/voucher-signer.js';
-import type { PaymentRequiredMessage } from '../../src/agent-client/x402-messages.js';
+import { canonicalJson } from '@credit-facilitator/wire/canonical';
+import { generateAgentKeyPair, VOUCHER_SIGNING_PREFIX, verifyVoucherSignature, type Voucher } from '@credit-facilitator/wire/voucher';
+import { checkPreparedPayment, signPreparedPayment, VoucherCheckError, type PaymentIntent } from '@credit-facilitator/agent-client/voucher-signer';
+import type { PaymentRequiredMessage } from '@credit-facilitator/agent-client/x402-messages';
 import { sampleVoucher, SAMPLE } from '../helpers/sample-voucher.js';
 
 const NOW = 1_700_000_100;

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateWorkloadKey, loadOrCreateWorkloadKey, loadWorkloadKey, saveWorkloadKey, WorkloadKeyError } from '../../src/agent-client/workload-key.js';
-import { signVoucher, verifyVoucherSignature } from '../../src/domain/voucher.js';
+import { generateWorkloadKey, loadOrCreateWorkloadKey, loadWorkloadKey, saveWorkloadKey, WorkloadKeyError } from '@credit-facilitator/agent-client/workload-key';
+import { signVoucher, verifyVoucherSignature } from '@credit-facilitator/wire/voucher';
 import { sampleVoucher } from '../helpers/sample-voucher.js';
 
 describe('agent-client/workload-key', () => {

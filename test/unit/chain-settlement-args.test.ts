@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
 import { encodeFunctionData } from 'viem';
 import { creditSettlementAbi } from '../../src/chain/abi.js';
-import { bytes32ToUuid, uuidToBytes32 } from '../../src/domain/ids.js';
+import { bytes32ToUuid, uuidToBytes32 } from '@credit-facilitator/wire/ids';
 import { buildSettleBatchArgs, type SettlementItem } from '../../src/chain/settlement.js';
 import { repaymentNonce } from '../../src/chain/eip3009.js';
 

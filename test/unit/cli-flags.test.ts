@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { asksForHelp, parseFlags, type FlagOptions } from '../../tools/cli/parse-flags.js';
 import { UsageError } from '../../tools/cli/output.js';
-import { encodeKey, generateAgentKeyPair } from '../../src/domain/voucher.js';
+import { encodeKey, generateAgentKeyPair } from '@credit-facilitator/wire/voucher';
 
 const ADMIN = fileURLToPath(new URL('../../tools/cli/admin.js', import.meta.url));
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { AmountString, MAX_AMOUNT, parseAmount } from '../../src/domain/amounts.js';
+import { AmountString, MAX_AMOUNT, parseAmount } from '@credit-facilitator/wire/amounts';
 
 describe('domain/amounts', () => {
   it('accepts positive base-unit strings up to 2^53-1', () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { canonicalJson, fingerprint, sha256Hex } from '../../src/domain/canonical.js';
+import { canonicalJson, fingerprint, sha256Hex } from '@credit-facilitator/wire/canonical';
 
 function shuffleKeys(v: unknown, seed: number): unknown {
   if (Array.isArray(v)) return v.map((x, i) => shuffleKeys(x, seed + i));

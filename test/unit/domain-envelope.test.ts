@@ -6,8 +6,8 @@ import {
   isV1PaymentIntent,
   parseCreditPayload,
   parsePaymentRequirements,
-} from '../../src/domain/envelope.js';
-import { generateAgentKeyPair, signVoucher, type Voucher } from '../../src/domain/voucher.js';
+} from '@credit-facilitator/wire/envelope';
+import { generateAgentKeyPair, signVoucher, type Voucher } from '@credit-facilitator/wire/voucher';
 import { sampleVoucher } from '../helpers/sample-voucher.js';
 
 const voucher = (): Voucher => sampleVoucher();

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { ApiError, ERROR_STATUS, isApiError } from '../../src/domain/errors.js';
-import { INVALID_REASONS, invalidReasonMessage, isInvalidReason } from '../../src/domain/invalid-reasons.js';
+import { INVALID_REASONS, invalidReasonMessage, isInvalidReason } from '@credit-facilitator/wire/invalid-reasons';
 
 describe('domain/errors and invalid reasons', () => {
   it('has exactly the DECISIONS invalidReason words, each with a message', () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { bytes32ToUuid, isUuid, isUuidV4, newId, uuidToBytes32 } from '../../src/domain/ids.js';
+import { bytes32ToUuid, isUuid, isUuidV4, newId, uuidToBytes32 } from '@credit-facilitator/wire/ids';
 
 describe('domain/ids', () => {
   const u = '3f2c1d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f';

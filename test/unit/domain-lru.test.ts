@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { Lru } from '../../src/domain/lru.js';
+import { Lru } from '@credit-facilitator/wire/lru';
 
 describe('Lru', function () {
   it('keeps at most its capacity, forgetting the least recently used first', function () {

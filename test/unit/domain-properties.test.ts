@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { isV1PaymentIntent, parseCreditPayload } from '../../src/domain/envelope.js';
+import { isV1PaymentIntent, parseCreditPayload } from '@credit-facilitator/wire/envelope';
 import { evaluateVoucher, type VerificationContext, type VerificationInput } from '../../src/domain/verification.js';
-import { encodeKey, generateAgentKeyPair, signVoucher, type Voucher } from '../../src/domain/voucher.js';
-import { AmountString } from '../../src/domain/amounts.js';
-import { INVALID_REASONS } from '../../src/domain/invalid-reasons.js';
+import { encodeKey, generateAgentKeyPair, signVoucher, type Voucher } from '@credit-facilitator/wire/voucher';
+import { AmountString } from '@credit-facilitator/wire/amounts';
+import { INVALID_REASONS } from '@credit-facilitator/wire/invalid-reasons';
 import { sampleVoucher } from '../helpers/sample-voucher.js';
 
 const keys = generateAgentKeyPair();

@@ -6,8 +6,8 @@ import {
   type VerificationContext,
   type VerificationInput,
 } from '../../src/domain/verification.js';
-import type { PaymentRequirements } from '../../src/domain/envelope.js';
-import { encodeKey, generateAgentKeyPair, signVoucher, type Voucher } from '../../src/domain/voucher.js';
+import type { PaymentRequirements } from '@credit-facilitator/wire/envelope';
+import { encodeKey, generateAgentKeyPair, signVoucher, type Voucher } from '@credit-facilitator/wire/voucher';
 import { sampleVoucher } from '../helpers/sample-voucher.js';
 
 const NOW = 1_700_000_100;

@@ -11,9 +11,9 @@ import {
   verifyVoucherSignature,
   voucherSigningBytes,
   type Voucher,
-} from '../../src/domain/voucher.js';
+} from '@credit-facilitator/wire/voucher';
 import { ed25519 } from '@noble/curves/ed25519.js';
-import { canonicalJson } from '../../src/domain/canonical.js';
+import { canonicalJson } from '@credit-facilitator/wire/canonical';
 import { sampleVoucher } from '../helpers/sample-voucher.js';
 
 const sample = (): Voucher => sampleVoucher();

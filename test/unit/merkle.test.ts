@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { bytesToHex, concatBytes, hexToBytes } from '@noble/hashes/utils.js';
 import type { Hex } from 'viem';
-import { uuidToBytes32 } from '../../src/domain/ids.js';
+import { uuidToBytes32 } from '@credit-facilitator/wire/ids';
 import { entriesRoot, entryProof, settlementLeaf, type SettlementEntry } from '../../src/chain/merkle.js';
 import { refundNonce } from '../../src/chain/refund.js';
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { FacilitatorResponseError } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
-import { isUuidV4 } from '../../src/domain/ids.js';
-import { CreditFacilitatorClient } from '../../src/x402-interop/credit-facilitator-client.js';
+import { isUuidV4 } from '@credit-facilitator/wire/ids';
+import { CreditFacilitatorClient } from '@credit-facilitator/x402-credit/credit-facilitator-client';
 import {
   captureIdempotencyKey,
   captureOutcomeFrom,
@@ -12,7 +12,7 @@ import {
   UnusableAnswer,
   verifyResponseFrom,
   type Receipt,
-} from '../../src/x402-interop/facilitator-mapping.js';
+} from '@credit-facilitator/x402-credit/facilitator-mapping';
 import { sampleVoucher, SAMPLE } from '../helpers/sample-voucher.js';
 
 const requirements = (orderRef = 'order-fresh'): PaymentRequirements => ({

@@ -3,11 +3,11 @@ import { x402Client } from '@x402/core/client';
 import { encodePaymentSignatureHeader } from '@x402/core/http';
 import { x402ResourceServer } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequired, SupportedKind } from '@x402/core/types';
-import type { PrepareX402Args } from '../../src/agent-client/tool-types.js';
-import { canonicalJson } from '../../src/domain/canonical.js';
-import { generateAgentKeyPair, VOUCHER_SIGNING_PREFIX, verifyVoucherSignature, type Voucher } from '../../src/domain/voucher.js';
-import { CreditSchemeClient } from '../../src/x402-interop/credit-scheme-client.js';
-import { CreditSchemeServer } from '../../src/x402-interop/credit-scheme-server.js';
+import type { PrepareX402Args } from '@credit-facilitator/agent-client/tool-types';
+import { canonicalJson } from '@credit-facilitator/wire/canonical';
+import { generateAgentKeyPair, VOUCHER_SIGNING_PREFIX, verifyVoucherSignature, type Voucher } from '@credit-facilitator/wire/voucher';
+import { CreditSchemeClient } from '@credit-facilitator/x402-credit/credit-scheme-client';
+import { CreditSchemeServer } from '@credit-facilitator/x402-credit/credit-scheme-server';
 import { sampleVoucher, SAMPLE } from '../helpers/sample-voucher.js';
 
 const NETWORK = 'eip155:84532' as const;

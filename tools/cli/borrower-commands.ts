@@ -1,5 +1,5 @@
 import { endBorrowerGrants } from '../../src/auth/oauth/borrower-grants.js';
-import { isUuid } from '../../src/domain/ids.js';
+import { isUuid } from '@credit-facilitator/wire/ids';
 import { findBorrower, setBorrowerSuspension } from '../../src/store/borrowers.js';
 import { findAgentKey, listBorrowerAgentKeys, listOperationalAgents, revokeAgentKey } from '../../src/store/operational-agents.js';
 import type { CliContext } from './context.js';

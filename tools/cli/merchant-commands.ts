@@ -4,7 +4,7 @@ import { importJWK, SignJWT, type JWK } from 'jose';
 import { getAddress, isAddress } from 'viem';
 import { generateApiKey } from '../../src/auth/api-keys.js';
 import { ALL_MERCHANT_PERMISSIONS } from '../../src/auth/permissions.js';
-import { newId } from '../../src/domain/ids.js';
+import { newId } from '@credit-facilitator/wire/ids';
 import type { MerchantRateLimits } from '../../src/store/documents.js';
 import { insertApiKey, insertMerchant, listApiKeys, listMerchants, findMerchant, revokeApiKey, setMerchantRateLimits } from '../../src/store/merchants.js';
 import type { CliContext } from './context.js';

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createPublicClient, getAddress, http, type Address } from 'viem';
-import { isUuid } from '../../src/domain/ids.js';
+import { isUuid } from '@credit-facilitator/wire/ids';
 import { reconcile, reconcileRefunds } from '../../src/domain/reconcile.js';
 import { chainRefundsFor, chainSettlementsBetween, settledPaymentsBetween, storeRefundsOf, storeSettlements, toCsv } from '../../src/settlement/settlement-report.js';
 import { findMerchant } from '../../src/store/merchants.js';

@@ -1,5 +1,5 @@
 import { ApiError } from '../../src/domain/errors.js';
-import { isUuid } from '../../src/domain/ids.js';
+import { isUuid } from '@credit-facilitator/wire/ids';
 import { findMerchant } from '../../src/store/merchants.js';
 import { createEndpoint, listEndpoints, removeEndpoint, rotateEndpointSecret } from '../../src/webhooks/endpoints.js';
 import type { CliContext } from './context.js';

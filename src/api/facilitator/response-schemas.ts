@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { INVALID_REASONS } from '../../domain/invalid-reasons.js';
+import { INVALID_REASONS } from '@credit-facilitator/wire/invalid-reasons';
 import { PAYMENT_STATUSES } from '../../domain/payment.js';
 import { REFUND_STATUSES } from '../../domain/refunds.js';
 import { ERROR_STATUS, type ErrorCode } from '../../domain/errors.js';

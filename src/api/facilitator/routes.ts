@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { z } from 'zod';
 import type { Context, Next } from 'koa';
 import { PERMISSIONS } from '../../auth/permissions.js';
-import { fieldIssues, isV1PaymentIntent } from '../../domain/envelope.js';
+import { fieldIssues, isV1PaymentIntent } from '@credit-facilitator/wire/envelope';
 import { ApiError } from '../../domain/errors.js';
 import { capturePayment } from '../../payments/capture.js';
 import { paymentStatus } from '../../payments/status.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PaymentRequirementsSchema } from '../../domain/envelope.js';
+import { PaymentRequirementsSchema } from '@credit-facilitator/wire/envelope';
 import { PAYMENT_STATUSES, type PaymentStatus } from '../../domain/payment.js';
 
 /** The request's outer shape; the credit envelope inside is judged by the domain rules. */

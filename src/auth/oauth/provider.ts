@@ -1,7 +1,7 @@
 import Provider, { errors, type ClientInstance, type ProviderContext } from 'oidc-provider';
 import type { AppDeps } from '../../main/app-deps.js';
 import { dcrAllowedHosts, mcpUrl, oauthIssuer } from '../../config/env.js';
-import { SCOPES, scopesForStage } from '../../domain/onboarding.js';
+import { SCOPES, scopesForStage } from '@credit-facilitator/wire/onboarding';
 import { findBorrower } from '../../store/borrowers.js';
 import { errorPage } from '../../http/html.js';
 import { GRANT_ID_CLAIM } from '../../store/oauth-grants.js';

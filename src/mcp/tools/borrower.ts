@@ -1,7 +1,7 @@
 import { getBorrowerStatus, registerBorrower } from './services.js';
 import { defineTool } from './define.js';
 import { GetBorrowerStatusInput, RegisterBorrowerInput } from './inputs.js';
-import { BorrowerStatusOutput, RegisterBorrowerOutput } from './outputs.js';
+import { BorrowerStatusOutput, RegisterBorrowerOutput } from '@credit-facilitator/wire/tool-outputs';
 
 export const registerBorrowerTool = defineTool({
   name: 'register_borrower',

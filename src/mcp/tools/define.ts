@@ -7,7 +7,7 @@ import { FencedOut } from '../../store/fencing.js';
 import { LeaseBusy } from '../../store/lease-lock.js';
 import { isTransientDependencyError } from '../../http/transient-errors.js';
 import type { BorrowerPrincipal } from '../../agents/types.js';
-import { missingScopes, TOOL_SCOPES, type ToolName } from '../../domain/onboarding.js';
+import { missingScopes, TOOL_SCOPES, type ToolName } from '@credit-facilitator/wire/onboarding';
 import { principalFromAuthInfo } from '../auth.js';
 import type { CallRecord } from '../call-record.js';
 

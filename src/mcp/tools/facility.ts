@@ -1,7 +1,7 @@
 import { acceptCreditFacility } from './services.js';
 import { defineTool } from './define.js';
 import { AcceptCreditFacilityInput } from './inputs.js';
-import { SigningStepOutput } from './outputs.js';
+import { SigningStepOutput } from '@credit-facilitator/wire/tool-outputs';
 import { summarizeSigningStep } from './signing-summary.js';
 
 export const acceptCreditFacilityTool = defineTool({

@@ -1,7 +1,7 @@
 import { claimHandle } from './services.js';
 import { defineTool } from './define.js';
 import { ClaimHandleInput } from './inputs.js';
-import { ClaimHandleOutput } from './outputs.js';
+import { ClaimHandleOutput } from '@credit-facilitator/wire/tool-outputs';
 
 export const claimHandleTool = defineTool({
   name: 'claim_handle',

@@ -1,7 +1,7 @@
 import { preparePayment } from './services.js';
 import { defineTool } from './define.js';
 import { PrepareX402PaymentInput } from './inputs.js';
-import { PreparePaymentOutput } from './outputs.js';
+import { PreparePaymentOutput } from '@credit-facilitator/wire/tool-outputs';
 
 export const prepareX402PaymentTool = defineTool({
   name: 'prepare_x402_payment',

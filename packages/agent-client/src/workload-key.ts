@@ -2,7 +2,7 @@ import { chmod, mkdir, open, readFile, rename, stat, unlink } from 'node:fs/prom
 import { dirname } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { decodePrivateKey, decodePublicKey, encodeKey, generateAgentKeyPair, publicKeyFromPrivate } from '../domain/voucher.js';
+import { decodePrivateKey, decodePublicKey, encodeKey, generateAgentKeyPair, publicKeyFromPrivate } from '@credit-facilitator/wire/voucher';
 
 /** The agent's Ed25519 workload key. It stays on the agent's machine; only `publicKey` is ever sent. */
 export interface WorkloadKey {

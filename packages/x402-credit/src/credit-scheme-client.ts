@@ -1,10 +1,10 @@
 import type { PaymentCreationContext } from '@x402/core/client';
 import { decodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentPayloadContext, PaymentPayloadResult, PaymentRequired, PaymentRequirements, SchemeClientHooks, SchemeNetworkClient } from '@x402/core/types';
-import type { PrepareX402Args } from '../agent-client/tool-types.js';
-import { signPreparedPayment } from '../agent-client/voucher-signer.js';
-import type { WorkloadKey } from '../agent-client/workload-key.js';
-import { PaymentRequiredSchema } from '../agent-client/x402-messages.js';
+import type { PrepareX402Args } from '@credit-facilitator/agent-client/tool-types';
+import { signPreparedPayment } from '@credit-facilitator/agent-client/voucher-signer';
+import type { WorkloadKey } from '@credit-facilitator/agent-client/workload-key';
+import { PaymentRequiredSchema } from '@credit-facilitator/agent-client/x402-messages';
 
 export interface CreditSchemeClientOptions {
   /** prepare_x402_payment: CreditAgent.prepareX402Payment, or anything with its contract. */

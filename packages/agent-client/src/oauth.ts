@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { OAuthClientProvider, OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { SCOPES } from '../domain/onboarding.js';
+import { SCOPES } from '@credit-facilitator/wire/onboarding';
 import { needsRefresh, REFRESH_WINDOW_SECONDS, tokenExpiresAtMs, type TokenTiming } from './token-expiry.js';
 
 export interface CreditAgentOAuthOptions {

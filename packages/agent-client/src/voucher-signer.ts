@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { encodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentPayload } from '@x402/core/types';
-import { canonicalJson } from '../domain/canonical.js';
-import { signedCreditPayload } from '../domain/credit-envelope.js';
-import { parseVoucher, VOUCHER_SIGNING_PREFIX, type Voucher } from '../domain/voucher.js';
+import { canonicalJson } from '@credit-facilitator/wire/canonical';
+import { signedCreditPayload } from '@credit-facilitator/wire/credit-envelope';
+import { parseVoucher, VOUCHER_SIGNING_PREFIX, type Voucher } from '@credit-facilitator/wire/voucher';
 import type { PaymentRequiredMessage, Requirements } from './x402-messages.js';
 
 /** prepare_x402_payment's structured output (docs/agent-side.md). */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { PreparedPaymentSchema } from './voucher-signer.js';
-import { SigningStepOutput as SigningStepSchema } from '../mcp/tools/outputs.js';
+import { SigningStepOutput as SigningStepSchema } from '@credit-facilitator/wire/tool-outputs';
 
 /**
  * Output shapes of the service's tools (docs/agent-side.md), checked as they arrive. Unknown keys

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import type { Network, PaymentPayload, PaymentRequirements, SettleResponse, SupportedResponse, VerifyResponse } from '@x402/core/types';
-import { canonicalJson } from '../domain/canonical.js';
+import { canonicalJson } from '@credit-facilitator/wire/canonical';
 import {
   CaptureAnswerSchema,
   ErrorAnswerSchema,
@@ -10,7 +10,7 @@ import {
   ReceiptAnswerSchema,
   retryAfterSeconds,
   type ReceiptAnswer,
-} from '../domain/facilitator-answers.js';
+} from '@credit-facilitator/wire/facilitator-answers';
 
 /**
  * Pure translation between our facilitator API (docs/api.md) and the shapes @x402/core's

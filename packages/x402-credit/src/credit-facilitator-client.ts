@@ -1,6 +1,6 @@
 import { FacilitatorResponseError, type FacilitatorClient } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements, SettleResponse, SupportedResponse, VerifyResponse } from '@x402/core/types';
-import { createLogger, type Logger } from '../observability/logger.js';
+import { componentLogger, silentLogger, type ClientLogger } from './logger.js';
 import {
   captureIdempotencyKey,
   captureOutcomeFrom,
@@ -32,7 +32,7 @@ export interface CreditFacilitatorClientOptions {
   /** Per HTTP request. */
   requestTimeoutMs?: number;
   fetch?: typeof fetch;
-  logger?: Logger;
+  logger?: ClientLogger;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -46,7 +46,7 @@ export class CreditFacilitatorClient implements FacilitatorClient {
   readonly baseUrl: string;
   readonly #apiKey: string;
   readonly #fetch: typeof fetch;
-  readonly #log: Logger;
+  readonly #log: ClientLogger;
   readonly #waitFor: 'confirmed' | 'captured';
   readonly #confirmTimeoutMs: number;
   readonly #pollIntervalMs: number;
@@ -57,7 +57,7 @@ export class CreditFacilitatorClient implements FacilitatorClient {
     this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
     this.#apiKey = opts.apiKey;
     this.#fetch = opts.fetch ?? fetch;
-    this.#log = (opts.logger ?? createLogger('silent')).child({ component: 'credit-facilitator-client' });
+    this.#log = componentLogger(opts.logger ?? silentLogger, 'credit-facilitator-client');
     this.#waitFor = opts.waitFor ?? 'confirmed';
     this.#confirmTimeoutMs = opts.confirmTimeoutMs ?? 30_000;
     this.#pollIntervalMs = opts.pollIntervalMs ?? 500;
