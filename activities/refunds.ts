@@ -15,7 +15,7 @@ import { findPayment } from '../src/store/payments.js';
 import { findPaymentRefunds, updateRefund } from '../src/store/refunds.js';
 import { bookRepayment } from '../src/store/repayments.js';
 import { DEFAULT_WEBHOOK_RETRY, deliverWebhookEvents } from '../src/webhooks/emit.js';
-import type { WebhookDeliveryInput } from '../workflows/webhook-delivery.js';
+import type { WebhookDeliveryInput } from '../src/temporal/webhook-definitions.js';
 
 export interface RefundActivityDeps {
   store: Store;

@@ -1,13 +1,8 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { WebhookActivities } from '../activities/webhooks.js';
-import type { WebhookEvent } from '../src/domain/webhook-events.js';
+import type { WebhookDeliveryInput } from '../src/temporal/webhook-definitions.js';
 
-export interface WebhookDeliveryInput {
-  endpointId: string;
-  /** In the order they happened (a batch's payments, or one void). */
-  events: WebhookEvent[];
-  retry: { initialMs: number; maxMs: number };
-}
+export type { WebhookDeliveryInput };
 
 /**
  * Delivers events to one merchant endpoint, in order, each retried with exponential backoff for

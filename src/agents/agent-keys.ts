@@ -1,5 +1,5 @@
 import { bytesToHex } from 'viem';
-import type { AppDeps } from '../main/app-deps.js';
+import type { AgentDeps } from './deps.js';
 import { newId } from '@credit-facilitator/wire/ids';
 import { agentGrantTypedData, typedDataToJson } from '../domain/typed-data.js';
 import { decodePublicKey, randomNonce } from '@credit-facilitator/wire/voucher';
@@ -13,16 +13,16 @@ import { currentSigningStep } from './signing.js';
 import type { BorrowerPrincipal, SigningStep } from './types.js';
 
 /** register_agent_key: an AgentGrant binding the agent's Ed25519 key and limits, for the wallet to sign. */
-export function registerAgentKey(deps: AppDeps, p: BorrowerPrincipal, input: unknown): Promise<SigningStep> {
+export function registerAgentKey(deps: AgentDeps, p: BorrowerPrincipal, input: unknown): Promise<SigningStep> {
   return agentKeyStep(deps, p, parseToolInput(registerAgentKeyInput, input), false);
 }
 
 /** rotate_agent_key: as register_agent_key; once signed, the operational agent's other active keys are revoked. */
-export function rotateAgentKey(deps: AppDeps, p: BorrowerPrincipal, input: unknown): Promise<SigningStep> {
+export function rotateAgentKey(deps: AgentDeps, p: BorrowerPrincipal, input: unknown): Promise<SigningStep> {
   return agentKeyStep(deps, p, parseToolInput(rotateAgentKeyInput, input), true);
 }
 
-async function agentKeyStep(deps: AppDeps, p: BorrowerPrincipal, args: RegisterAgentKeyInput, rotate: boolean): Promise<SigningStep> {
+async function agentKeyStep(deps: AgentDeps, p: BorrowerPrincipal, args: RegisterAgentKeyInput, rotate: boolean): Promise<SigningStep> {
   const tool = rotate ? 'rotate_agent_key' : 'register_agent_key';
   const b = await loadBorrower(deps, p);
   const wallet = walletOf(b);

@@ -1,4 +1,4 @@
-import type { AppDeps } from '../main/app-deps.js';
+import type { AgentDeps } from './deps.js';
 import { newId } from '@credit-facilitator/wire/ids';
 import { scopesForStage, type OnboardingStage, type Scope } from '@credit-facilitator/wire/onboarding';
 import { changeBorrower } from '../store/borrower-changes.js';
@@ -25,7 +25,7 @@ export interface RegisterBorrowerOutput {
  * Starts onboarding (workflow onboarding-{borrowerId}, stage WALLET_VERIFIED) and creates one
  * operational agent (this terminal) per idempotency key.
  */
-export async function registerBorrower(deps: AppDeps, p: BorrowerPrincipal, input: unknown): Promise<RegisterBorrowerOutput> {
+export async function registerBorrower(deps: AgentDeps, p: BorrowerPrincipal, input: unknown): Promise<RegisterBorrowerOutput> {
   const args = parseToolInput(registerBorrowerInput, input);
   const b = await loadBorrower(deps, p);
   const wallet = walletOf(b);
@@ -70,7 +70,7 @@ export interface BorrowerStatusOutput {
 }
 
 /** Identity, stage, scopes and credit. The workflow answers the stage when it can; the store mirror otherwise. */
-export async function getBorrowerStatus(deps: AppDeps, p: BorrowerPrincipal, input: unknown): Promise<BorrowerStatusOutput> {
+export async function getBorrowerStatus(deps: AgentDeps, p: BorrowerPrincipal, input: unknown): Promise<BorrowerStatusOutput> {
   const args = parseToolInput(getBorrowerStatusInput, input ?? {});
   const c = deps.store.c;
   const b = await loadBorrower(deps, p);

@@ -1,5 +1,5 @@
 import { getAddress } from 'viem';
-import type { AppDeps } from '../main/app-deps.js';
+import type { AgentDeps } from './deps.js';
 import type { Deployment } from '../chain/deploy.js';
 import { publicOrigin } from '../config/env.js';
 import { isStage, stageIndex, type OnboardingStage } from '@credit-facilitator/wire/onboarding';
@@ -19,7 +19,7 @@ export const NEXT_STEP: Readonly<Record<OnboardingStage, string>> = {
   ACTIVE: 'Ready: call prepare_x402_payment when a merchant answers 402, and execute_repayment to repay debt.',
 };
 
-export async function loadBorrower(deps: AppDeps, p: BorrowerPrincipal): Promise<BorrowerDoc> {
+export async function loadBorrower(deps: AgentDeps, p: BorrowerPrincipal): Promise<BorrowerDoc> {
   const b = await findBorrower(deps.store.c, p.borrowerId);
   if (!b) throw new ToolError('NOT_FOUND', 'no borrower for this token; sign in again');
   return b;
@@ -46,7 +46,7 @@ export function walletOf(b: BorrowerDoc): `0x${string}` {
 }
 
 /** The operational agent a call acts for: the named one (must be the borrower's), else the only one; never a revoked one. */
-export async function resolveOperationalAgent(deps: AppDeps, p: BorrowerPrincipal, id: string | undefined): Promise<OperationalAgentDoc> {
+export async function resolveOperationalAgent(deps: AgentDeps, p: BorrowerPrincipal, id: string | undefined): Promise<OperationalAgentDoc> {
   const all = await listOperationalAgents(deps.store.c, p.borrowerId);
   const revoked = (a: OperationalAgentDoc) =>
     new ToolError('POLICY_DENIED', 'the borrower revoked this operational agent on their page; it can neither pay nor get new keys. Call register_borrower for a new one.', {
@@ -71,12 +71,12 @@ export async function resolveOperationalAgent(deps: AppDeps, p: BorrowerPrincipa
   return only;
 }
 
-export function borrowerDomainInput(deps: AppDeps): BorrowerDomainInput {
+export function borrowerDomainInput(deps: AgentDeps): BorrowerDomainInput {
   return { chainId: deps.env.CHAIN_ID, verifyingContract: getAddress(deps.settlement.settlementContract) };
 }
 
 /** What src/chain/eip3009.ts needs about the deployment, from the facilitator's settlement info. */
-export function deploymentOf(deps: AppDeps): Deployment {
+export function deploymentOf(deps: AgentDeps): Deployment {
   const s = deps.settlement;
   return {
     chainId: deps.env.CHAIN_ID,
@@ -90,6 +90,6 @@ export function deploymentOf(deps: AppDeps): Deployment {
   };
 }
 
-export function signingUrl(deps: AppDeps, signingRequestId: string): string {
+export function signingUrl(deps: AgentDeps, signingRequestId: string): string {
   return `${publicOrigin(deps.env)}/borrower/sign/${signingRequestId}`;
 }

@@ -1,4 +1,4 @@
-import type { AppDeps } from '../main/app-deps.js';
+import type { AgentDeps } from './deps.js';
 import { FACILITY_TERMS_HASH } from '../domain/facility-terms.js';
 import { newId } from '@credit-facilitator/wire/ids';
 import { facilityAcceptanceTypedData, typedDataToJson } from '../domain/typed-data.js';
@@ -13,7 +13,7 @@ import { currentSigningStep } from './signing.js';
 import type { BorrowerPrincipal, SigningStep } from './types.js';
 
 /** accept_credit_facility: a FacilityAcceptance for the borrower's wallet to sign (credit line DEFAULT_CREDIT_LIMIT). */
-export async function acceptCreditFacility(deps: AppDeps, p: BorrowerPrincipal, input: unknown): Promise<SigningStep> {
+export async function acceptCreditFacility(deps: AgentDeps, p: BorrowerPrincipal, input: unknown): Promise<SigningStep> {
   const args = parseToolInput(acceptCreditFacilityInput, input);
   const b = await loadBorrower(deps, p);
   const wallet = walletOf(b);

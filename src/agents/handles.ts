@@ -1,4 +1,4 @@
-import type { AppDeps } from '../main/app-deps.js';
+import type { AgentDeps } from './deps.js';
 import { normalizeHandle } from '../domain/handles.js';
 import type { OnboardingStage } from '@credit-facilitator/wire/onboarding';
 import { claimHandleUpdate } from '../temporal/agent-definitions.js';
@@ -12,7 +12,7 @@ import type { BorrowerPrincipal } from './types.js';
 const HANDLE_RULE = 'handles are 3-32 characters of a-z, 0-9, _ and -, starting with a letter';
 
 /** claim_handle: the workflow's claimHandle update makes the handle the borrower's and the borrower ACTIVE. */
-export async function claimHandle(deps: AppDeps, p: BorrowerPrincipal, input: unknown): Promise<{ handle: string; stage: OnboardingStage }> {
+export async function claimHandle(deps: AgentDeps, p: BorrowerPrincipal, input: unknown): Promise<{ handle: string; stage: OnboardingStage }> {
   const args = parseToolInput(claimHandleInput, input);
   const checked = normalizeHandle(args.handle);
   if (!checked.ok) {

@@ -1,4 +1,4 @@
-import type { AppDeps } from '../main/app-deps.js';
+import type { AgentDeps } from './deps.js';
 import { fingerprint } from '@credit-facilitator/wire/canonical';
 import { deleteIfStill } from '../store/guarded-delete.js';
 import { isDuplicateKey } from '../store/mongo.js';
@@ -32,7 +32,7 @@ export const toolIdempotencyId = (borrowerId: string, key: string): string => `$
  * record is replaced, so keys can be reused after the retention window.
  */
 export async function claimToolCall<R extends ToolRef>(
-  deps: AppDeps,
+  deps: AgentDeps,
   p: BorrowerPrincipal,
   o: { tool: string; key: string; args: Record<string, unknown>; newRef: () => R },
 ): Promise<ToolClaim<R>> {
@@ -71,7 +71,7 @@ export async function claimToolCall<R extends ToolRef>(
 }
 
 /** Frees a key whose first call was refused, so the agent can fix the cause and retry with it. */
-export async function releaseToolCall(deps: AppDeps, p: BorrowerPrincipal, key: string, ref: ToolRef): Promise<void> {
+export async function releaseToolCall(deps: AgentDeps, p: BorrowerPrincipal, key: string, ref: ToolRef): Promise<void> {
   // Field by field: only the claim that created this ref may be released, never a newer one.
   const c = deps.store.c;
   await deleteIfStill(c, c.toolIdempotency, toolIdempotencyId(p.borrowerId, key), (d) => Object.entries(ref).every(([k, v]) => d.ref?.[k] === v));
@@ -82,7 +82,7 @@ export async function releaseToolCall(deps: AppDeps, p: BorrowerPrincipal, key: 
  * the agent could replay); a replay never releases.
  */
 export async function idempotentToolCall<R extends ToolRef, T>(
-  deps: AppDeps,
+  deps: AgentDeps,
   p: BorrowerPrincipal,
   o: { tool: string; key: string; args: Record<string, unknown>; newRef: () => R },
   run: (claim: ToolClaim<R>) => Promise<T>,

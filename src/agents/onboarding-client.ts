@@ -1,12 +1,12 @@
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type UpdateDefinition } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import type { AppDeps } from '../main/app-deps.js';
+import type { AgentDeps } from './deps.js';
 import { BorrowerIdKey } from '../temporal/search-attributes.js';
 import { ONBOARDING_FAILURES, onboardingStateQuery, onboardingWorkflowId, type OnboardingState } from '../temporal/agent-definitions.js';
 import { ToolError, type ToolErrorCode } from '../domain/tool-errors.js';
 
 /** Starts onboarding-{borrowerId} at WALLET_VERIFIED; a running one is kept (USE_EXISTING). */
-export async function startOnboarding(deps: AppDeps, borrowerId: string, wallet: string): Promise<void> {
+export async function startOnboarding(deps: AgentDeps, borrowerId: string, wallet: string): Promise<void> {
   try {
     await deps.temporal.workflow.start('onboardingWorkflow', {
       workflowId: onboardingWorkflowId(borrowerId),
@@ -42,7 +42,7 @@ function applicationFailure(err: unknown): ApplicationFailure | null {
  * failures become ToolErrors with the same codes; anything else is UNAVAILABLE (retryable).
  */
 export async function runOnboardingUpdate<Ret, Arg>(
-  deps: AppDeps,
+  deps: AgentDeps,
   borrowerId: string,
   update: UpdateDefinition<Ret, [Arg]>,
   arg: Arg,
@@ -61,7 +61,7 @@ export async function runOnboardingUpdate<Ret, Arg>(
 }
 
 /** The workflow's own view of onboarding, or null when it cannot answer within `timeoutMs`. */
-export async function queryOnboardingState(deps: AppDeps, borrowerId: string, timeoutMs = 1500): Promise<OnboardingState | null> {
+export async function queryOnboardingState(deps: AgentDeps, borrowerId: string, timeoutMs = 1500): Promise<OnboardingState | null> {
   try {
     const handle = deps.temporal.workflow.getHandle(onboardingWorkflowId(borrowerId));
     return await deps.temporal.connection.withDeadline(Date.now() + timeoutMs, () => handle.query(onboardingStateQuery));

@@ -1,6 +1,6 @@
 import { decodePaymentRequiredHeader } from '@x402/core/http';
 import { z } from 'zod';
-import type { AppDeps } from '../main/app-deps.js';
+import type { AgentDeps } from './deps.js';
 import { evaluateAgentPolicy, spendDayId, utcDay } from '../domain/agent-policy.js';
 import { AmountString } from '@credit-facilitator/wire/amounts';
 import { fingerprint } from '@credit-facilitator/wire/canonical';
@@ -76,7 +76,7 @@ function decodePaymentRequired(raw: string | Record<string, unknown>): z.output<
 }
 
 /** The accepted entry and the facts the voucher is built from; merchant, network and asset are policy. */
-async function readTerms(deps: AppDeps, raw: string | Record<string, unknown>, orderRefInput: string | undefined): Promise<Terms> {
+async function readTerms(deps: AgentDeps, raw: string | Record<string, unknown>, orderRefInput: string | undefined): Promise<Terms> {
   const pr = decodePaymentRequired(raw);
   const credit = pr.accepts.map((e) => PaymentRequirementsSchema.safeParse(e)).filter((r) => r.success && r.data.scheme === 'credit');
   const entry = credit.map((r) => r.data as PaymentRequirements).find((e) => e.network === deps.settlement.network) ?? credit[0]?.data;
@@ -126,7 +126,7 @@ const isOpen = (doc: SpendIntentDoc, nowMs: number) => doc.status === 'RESERVED'
  * returns the voucher for the agent to sign. One open spend intent per (merchant, order_ref):
  * a claim document in toolIdempotency names it, so retries and concurrent calls converge on it.
  */
-export async function preparePayment(deps: AppDeps, p: BorrowerPrincipal, input: unknown, opts: PrepareOptions = {}): Promise<PreparedPayment> {
+export async function preparePayment(deps: AgentDeps, p: BorrowerPrincipal, input: unknown, opts: PrepareOptions = {}): Promise<PreparedPayment> {
   const args = parseToolInput(preparePaymentInput, input);
   const c = deps.store.c;
   const b = await loadBorrower(deps, p);
@@ -165,7 +165,7 @@ const orderClaimId = (borrowerId: string, merchantId: string, orderRef: string) 
 const ORPHAN_CLAIM_MS = 60_000;
 
 async function prepareForOrder(
-  deps: AppDeps,
+  deps: AgentDeps,
   p: BorrowerPrincipal,
   o: { terms: Terms; agentId: string; key: AgentKeyDoc; candidateId: string; opts: PrepareOptions },
 ): Promise<PreparedPayment> {
@@ -221,7 +221,7 @@ async function prepareForOrder(
  * (see spend-intent-expiry.ts); what is refused anyway is refused before the workflow starts.
  */
 async function createIntent(
-  deps: AppDeps,
+  deps: AgentDeps,
   p: BorrowerPrincipal,
   o: { terms: Terms; agentId: string; key: AgentKeyDoc; opts: PrepareOptions },
   id: string,

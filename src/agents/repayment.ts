@@ -1,4 +1,4 @@
-import type { AppDeps } from '../main/app-deps.js';
+import type { AgentDeps } from './deps.js';
 import { buildRepaymentAuthorization, receiveWithAuthorizationTypedData, repaymentNonce } from '../chain/eip3009.js';
 import { newId } from '@credit-facilitator/wire/ids';
 import { typedDataToJson } from '../domain/typed-data.js';
@@ -18,7 +18,7 @@ const AUTHORIZATION_GRACE_SECONDS = 3600;
  * execute_repayment: a USDC ReceiveWithAuthorization from the borrower's wallet to the settlement
  * contract, nonce bound to the borrower. Once signed, repayment-{id} redeems it and books it.
  */
-export async function executeRepayment(deps: AppDeps, p: BorrowerPrincipal, input: unknown): Promise<SigningStep> {
+export async function executeRepayment(deps: AgentDeps, p: BorrowerPrincipal, input: unknown): Promise<SigningStep> {
   const args = parseToolInput(executeRepaymentInput, input);
   const b = await loadBorrower(deps, p);
   const wallet = walletOf(b);

@@ -1,7 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { formatUnits, getAddress, verifyTypedData, type Hex, type TypedDataDefinition } from 'viem';
-import type { AppDeps } from '../main/app-deps.js';
+import type { AgentDeps } from './deps.js';
 import type { SigningKind, SigningRequestDoc } from '../store/documents.js';
 import { closeSigningRequest, findSigningRequest, markExpired, markSigned } from '../store/signing-requests.js';
 import { BorrowerIdKey } from '../temporal/search-attributes.js';
@@ -29,7 +29,7 @@ export function signingStatus(doc: SigningRequestDoc, nowMs: number): SigningSta
   }
 }
 
-export function toSigningStep(deps: AppDeps, doc: SigningRequestDoc): SigningStep {
+export function toSigningStep(deps: AgentDeps, doc: SigningRequestDoc): SigningStep {
   return {
     status: signingStatus(doc, deps.nowMs()),
     signing_request_id: doc._id,
@@ -47,7 +47,7 @@ const open = (s: SigningStatus) => s === 'signature_required' || s === 'processi
  * The step's current state; with wait_seconds, polls until it leaves signature_required/processing
  * or the wait ends. A request left SIGNED (its apply was interrupted) is resumed on the way.
  */
-export async function currentSigningStep(deps: AppDeps, id: string, waitSeconds = 0): Promise<SigningStep> {
+export async function currentSigningStep(deps: AgentDeps, id: string, waitSeconds = 0): Promise<SigningStep> {
   const deadline = deps.nowMs() + Math.min(waitSeconds, 25) * 1000;
   let resumed = false;
   for (;;) {
@@ -75,7 +75,7 @@ export function typedDataFromJson(td: Record<string, unknown>): TypedDataDefinit
   return { domain: td.domain, types, primaryType, message } as unknown as TypedDataDefinition;
 }
 
-function summaryOf(doc: SigningRequestDoc, deps: AppDeps): string {
+function summaryOf(doc: SigningRequestDoc, deps: AgentDeps): string {
   const a = doc.action;
   const units = (v: unknown) => `${formatUnits(BigInt(String(v)), deps.settlement.assetDecimals)} ${deps.settlement.assetName}`;
   const kinds: Record<SigningKind, () => string> = {
@@ -99,7 +99,7 @@ export interface SigningRequestView {
 }
 
 /** What the signing page shows; null for an unknown id. */
-export async function getSigningRequestView(deps: AppDeps, id: string): Promise<SigningRequestView | null> {
+export async function getSigningRequestView(deps: AgentDeps, id: string): Promise<SigningRequestView | null> {
   const doc = await findSigningRequest(deps.store.c, id);
   if (!doc) return null;
   return {
@@ -125,7 +125,7 @@ export interface SubmitOutcome {
  * recorded once (PENDING -> SIGNED), then applied. Posting the same signature again returns the
  * current state (and resumes an interrupted apply); another signature for a closed request is refused.
  */
-export async function submitSignature(deps: AppDeps, id: string, signatureHex: string): Promise<SubmitOutcome> {
+export async function submitSignature(deps: AgentDeps, id: string, signatureHex: string): Promise<SubmitOutcome> {
   const c = deps.store.c;
   if (!SIGNATURE_RE.test(signatureHex)) throw new ToolError('SIGNATURE_INVALID', 'signature must be 0x-prefixed 65-byte hex');
   const signature = signatureHex.toLowerCase();
@@ -166,7 +166,7 @@ export async function submitSignature(deps: AppDeps, id: string, signatureHex: s
  * starts its workflow, which completes it once the chain confirms. Refusals close it FAILED;
  * UNAVAILABLE leaves it SIGNED, so posting again (or re-calling the tool) resumes.
  */
-async function applySigned(deps: AppDeps, doc: SigningRequestDoc): Promise<void> {
+async function applySigned(deps: AgentDeps, doc: SigningRequestDoc): Promise<void> {
   const c = deps.store.c;
   const a = doc.action;
   const signature = doc.signature as string;
@@ -209,7 +209,7 @@ async function applySigned(deps: AppDeps, doc: SigningRequestDoc): Promise<void>
   }
 }
 
-async function startRepayment(deps: AppDeps, borrowerId: string, repaymentId: string): Promise<void> {
+async function startRepayment(deps: AgentDeps, borrowerId: string, repaymentId: string): Promise<void> {
   try {
     await deps.temporal.workflow.start('repaymentWorkflow', {
       workflowId: repaymentWorkflowId(repaymentId),

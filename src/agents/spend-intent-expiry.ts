@@ -1,5 +1,5 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import type { AppDeps } from '../main/app-deps.js';
+import type { AgentDeps } from './deps.js';
 import { findBorrower } from '../store/borrowers.js';
 import { findSpendIntent } from '../store/spend-intents.js';
 import { BorrowerIdKey } from '../temporal/search-attributes.js';
@@ -17,9 +17,9 @@ import { ToolError } from '../domain/tool-errors.js';
 
 export type ExpiryInput = Required<SpendIntentWorkflowInput>;
 
-const handleOf = (deps: AppDeps, spendIntentId: string) => deps.temporal.workflow.getHandle(spendIntentWorkflowId(spendIntentId));
+const handleOf = (deps: AgentDeps, spendIntentId: string) => deps.temporal.workflow.getHandle(spendIntentWorkflowId(spendIntentId));
 
-export async function startExpiry(deps: AppDeps, input: ExpiryInput): Promise<void> {
+export async function startExpiry(deps: AgentDeps, input: ExpiryInput): Promise<void> {
   try {
     await deps.temporal.workflow.start('spendIntentWorkflow', {
       workflowId: spendIntentWorkflowId(input.spendIntentId),
@@ -38,7 +38,7 @@ export async function startExpiry(deps: AppDeps, input: ExpiryInput): Promise<vo
 }
 
 /** After a refusal: stop the workflow, unless (checked after stopping) credit is held or an intent exists for the id. */
-export async function stopExpiry(deps: AppDeps, input: ExpiryInput): Promise<void> {
+export async function stopExpiry(deps: AgentDeps, input: ExpiryInput): Promise<void> {
   await handleOf(deps, input.spendIntentId)
     .terminate('the spend intent was refused before it was created')
     .catch((err: unknown) => deps.logger.warn('spend intent workflow stop failed', { spendIntentId: input.spendIntentId, error: err }));
@@ -47,7 +47,7 @@ export async function stopExpiry(deps: AppDeps, input: ExpiryInput): Promise<voi
 }
 
 /** After a joined call's hold: the creating call may have stopped the workflow in the meantime. */
-export async function ensureExpiryRunning(deps: AppDeps, input: ExpiryInput): Promise<void> {
+export async function ensureExpiryRunning(deps: AgentDeps, input: ExpiryInput): Promise<void> {
   const described = await handleOf(deps, input.spendIntentId)
     .describe()
     .catch(() => null);

@@ -2,7 +2,7 @@ import type { Context, Next } from 'koa';
 import { authenticateMerchant } from '../auth/merchant-auth.js';
 import { PERMISSIONS, type MerchantPrincipal, type Permission } from '../auth/permissions.js';
 import { ApiError } from '../domain/errors.js';
-import type { AppDeps } from '../main/app-deps.js';
+import type { ApiDeps } from './deps.js';
 import { phaseTimerOf } from '../observability/phase-timer.js';
 
 export function merchantOf(ctx: Context): MerchantPrincipal {
@@ -13,7 +13,7 @@ export function merchantOf(ctx: Context): MerchantPrincipal {
  * 401 without a valid merchant credential, 403 without the permission. Capture by a user JWT also
  * needs a recent MFA (step-up); an API key satisfies step-up on the capture route only.
  */
-export function requireMerchant(deps: AppDeps, permission: Permission) {
+export function requireMerchant(deps: ApiDeps, permission: Permission) {
   return async (ctx: Context, next: Next) => {
     const principal = await authenticateMerchant(deps.store.c, deps.verifyJwt, ctx.get('authorization') || undefined, Math.floor(deps.nowMs() / 1000), deps.merchantCache);
     if (!principal) throw ApiError.unauthenticated();

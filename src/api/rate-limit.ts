@@ -3,7 +3,7 @@ import { ApiError } from '../domain/errors.js';
 import type { RatePolicy } from '../domain/rate-limit.js';
 import type { MerchantRateLimits } from '../store/documents.js';
 import { consumeRate } from '../store/rate-limits.js';
-import type { AppDeps } from '../main/app-deps.js';
+import type { ApiDeps } from './deps.js';
 import { merchantOf } from './merchant-auth.js';
 import { phaseTimerOf } from '../observability/phase-timer.js';
 
@@ -11,7 +11,7 @@ import { phaseTimerOf } from '../observability/phase-timer.js';
  * Per-merchant limit shared by every API process through the database. Runs after authentication.
  * The merchant's own limits (set by an operator) replace the default policy for that bucket.
  */
-export function rateLimit(deps: AppDeps, bucket: keyof MerchantRateLimits, defaults: RatePolicy) {
+export function rateLimit(deps: ApiDeps, bucket: keyof MerchantRateLimits, defaults: RatePolicy) {
   return async (ctx: Context, next: Next) => {
     const merchant = merchantOf(ctx);
     const policy = merchant.rateLimits?.[bucket] ?? defaults;

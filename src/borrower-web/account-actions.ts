@@ -1,5 +1,5 @@
 import { bytesToHex, getAddress, verifyTypedData } from 'viem';
-import type { AppDeps } from '../main/app-deps.js';
+import type { BorrowerWebDeps } from './deps.js';
 import { endBorrowerGrants } from '../auth/oauth/borrower-grants.js';
 import { borrowerDomainInput } from '../agents/context.js';
 import { ApiError } from '../domain/errors.js';
@@ -16,13 +16,13 @@ import type { BorrowerSession } from './session.js';
  * the signed-in borrower's; another borrower's id answers 404, exactly like an unknown one.
  */
 
-async function ownKey(deps: AppDeps, s: BorrowerSession, keyId: string): Promise<AgentKeyDoc> {
+async function ownKey(deps: BorrowerWebDeps, s: BorrowerSession, keyId: string): Promise<AgentKeyDoc> {
   const key = await findAgentKey(deps.store.c, keyId);
   if (!key || key.borrowerId !== s.borrowerId) throw ApiError.notFound('agent key');
   return key;
 }
 
-export async function revokeKey(deps: AppDeps, s: BorrowerSession, keyId: string) {
+export async function revokeKey(deps: BorrowerWebDeps, s: BorrowerSession, keyId: string) {
   const key = await ownKey(deps, s, keyId);
   const change = await revokeAgentKey(deps.store.c, key._id, new Date(deps.nowMs()));
   deps.logger.info('borrower revoked an agent key', { borrowerId: s.borrowerId, keyId: key._id, changed: change === 'changed' });
@@ -35,7 +35,7 @@ export async function revokeKey(deps: AppDeps, s: BorrowerSession, keyId: string
  * its tokens stop at their next call and it needs the borrower's wallet again for new ones.
  * Grants are ended on every call, so a retry after a failure in between finishes the job.
  */
-export async function revokeAgent(deps: AppDeps, s: BorrowerSession, operationalAgentId: string) {
+export async function revokeAgent(deps: BorrowerWebDeps, s: BorrowerSession, operationalAgentId: string) {
   const agent = await deps.store.c.operationalAgents.findOne({ _id: operationalAgentId });
   if (!agent || agent.borrowerId !== s.borrowerId) throw ApiError.notFound('operational agent');
   const out = await revokeOperationalAgent(deps.store.c, agent._id, new Date(deps.nowMs()));
@@ -49,7 +49,7 @@ export async function revokeAgent(deps: AppDeps, s: BorrowerSession, operational
  * stop at their next call; new ones need the wallet's consent again). Its agents and keys stay as
  * they are. A client with no live grant for this borrower answers 404, whoever else it serves.
  */
-export async function disconnectClient(deps: AppDeps, s: BorrowerSession, clientId: string) {
+export async function disconnectClient(deps: BorrowerWebDeps, s: BorrowerSession, clientId: string) {
   const endedGrants = await endBorrowerGrants(deps.store.db, s.borrowerId, deps.nowMs(), clientId);
   if (endedGrants === 0) throw ApiError.notFound('connected client');
   deps.logger.info('borrower disconnected an OAuth client', { borrowerId: s.borrowerId, clientId, endedGrants });
@@ -80,7 +80,7 @@ function lowering(key: AgentKeyDoc, next: LimitChoice): AgentGrant {
   return grant;
 }
 
-function grantTypedData(deps: AppDeps, key: AgentKeyDoc, grant: AgentGrant, next: LimitChoice, nonce: `0x${string}`) {
+function grantTypedData(deps: BorrowerWebDeps, key: AgentKeyDoc, grant: AgentGrant, next: LimitChoice, nonce: `0x${string}`) {
   return agentGrantTypedData(borrowerDomainInput(deps), {
     borrowerId: key.borrowerId,
     operationalAgentId: key.operationalAgentId,
@@ -94,7 +94,7 @@ function grantTypedData(deps: AppDeps, key: AgentKeyDoc, grant: AgentGrant, next
 }
 
 /** The AgentGrant (same key, lower limits, a fresh nonce) for the borrower's wallet to sign. */
-export async function lowerLimitTypedData(deps: AppDeps, s: BorrowerSession, keyId: string, next: LimitChoice) {
+export async function lowerLimitTypedData(deps: BorrowerWebDeps, s: BorrowerSession, keyId: string, next: LimitChoice) {
   const key = await ownKey(deps, s, keyId);
   const grant = lowering(key, next);
   const nonce = randomNonce();
@@ -105,7 +105,7 @@ export async function lowerLimitTypedData(deps: AppDeps, s: BorrowerSession, key
  * Applies a signed lower-limit AgentGrant: the borrower's wallet signed exactly this grant for this
  * key, and it still only tightens the key's current one. The next prepare uses the new limits.
  */
-export async function lowerLimit(deps: AppDeps, s: BorrowerSession, keyId: string, next: LimitChoice & { nonce: `0x${string}`; signature: string }) {
+export async function lowerLimit(deps: BorrowerWebDeps, s: BorrowerSession, keyId: string, next: LimitChoice & { nonce: `0x${string}`; signature: string }) {
   const b = await sessionBorrower(deps, s);
   const key = await ownKey(deps, s, keyId);
   const grant = lowering(key, next);

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
-import type { AppDeps } from '../main/app-deps.js';
+import type { BorrowerWebDeps } from './deps.js';
 import { readJsonBody } from '../http/body.js';
 import { AmountString } from '@credit-facilitator/wire/amounts';
 import { fieldIssues } from '@credit-facilitator/wire/envelope';
@@ -68,7 +68,7 @@ async function jsonBody<T extends z.ZodType>(ctx: Context, schema: T): Promise<z
  * with kill switches for a key, a whole agent or a connected OAuth client, and a wallet-signed
  * AgentGrant to lower a limit.
  */
-export function accountRouter(deps: AppDeps): Router {
+export function accountRouter(deps: BorrowerWebDeps): Router {
   const router = new Router({ prefix: '/borrower' });
 
   router.get('/account', (ctx) => {

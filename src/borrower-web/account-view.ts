@@ -1,4 +1,4 @@
-import type { AppDeps } from '../main/app-deps.js';
+import type { BorrowerWebDeps } from './deps.js';
 import { connectedClients, type ConnectedClientView } from './connected-clients.js';
 import { spendDayId, utcDay } from '../domain/agent-policy.js';
 import { ApiError } from '../domain/errors.js';
@@ -46,14 +46,14 @@ export interface AccountView {
 }
 
 /** The signed-in borrower, re-read: the session names them, the store says what they still are. */
-export async function sessionBorrower(deps: AppDeps, s: BorrowerSession): Promise<BorrowerDoc> {
+export async function sessionBorrower(deps: BorrowerWebDeps, s: BorrowerSession): Promise<BorrowerDoc> {
   const b = await findBorrower(deps.store.c, s.borrowerId);
   if (!b || b.walletAddress?.toLowerCase() !== s.wallet) throw new ApiError('UNAUTHENTICATED', 'This session no longer matches a borrower; sign in again.');
   return b;
 }
 
 /** Everything the borrower page shows. Listings may scan the store (a status page, not a payment path). */
-export async function accountView(deps: AppDeps, s: BorrowerSession): Promise<AccountView> {
+export async function accountView(deps: BorrowerWebDeps, s: BorrowerSession): Promise<AccountView> {
   const c = deps.store.c;
   const b = await sessionBorrower(deps, s);
   const today = utcDay(deps.nowMs());

@@ -1,4 +1,4 @@
-import type { AppDeps } from '../main/app-deps.js';
+import type { BorrowerWebDeps } from './deps.js';
 import { lastTokenIssuedAt, listBorrowerGrants, registeredClientName, type BorrowerGrant } from '../auth/oauth/borrower-grants.js';
 
 export interface ConnectedClientView {
@@ -16,7 +16,7 @@ export interface ConnectedClientView {
 }
 
 /** The OAuth clients the borrower has granted access and not disconnected, one entry per client, oldest first. */
-export async function connectedClients(deps: AppDeps, borrowerId: string): Promise<ConnectedClientView[]> {
+export async function connectedClients(deps: BorrowerWebDeps, borrowerId: string): Promise<ConnectedClientView[]> {
   const byClient = new Map<string, BorrowerGrant[]>();
   for (const g of await listBorrowerGrants(deps.store.db, borrowerId, deps.nowMs())) {
     byClient.set(g.clientId, [...(byClient.get(g.clientId) ?? []), g]);

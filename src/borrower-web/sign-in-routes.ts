@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import type Provider from 'oidc-provider';
 import type { InteractionDetails } from 'oidc-provider';
 import { z } from 'zod';
-import type { AppDeps } from '../main/app-deps.js';
+import type { BorrowerWebDeps } from './deps.js';
 import { isCimdClientId } from '../auth/oauth/cimd.js';
 import { readJsonBody } from '../http/body.js';
 import { mcpUrl } from '../config/env.js';
@@ -64,7 +64,7 @@ function resourcesOf(details: InteractionDetails, fallback: string): string[] {
 }
 
 /** The borrower sign-in of the OAuth authorization flow (oidc-provider's interaction): a wallet proves control by signing WalletProof. */
-export function signInRouter(deps: AppDeps, provider: Provider): Router {
+export function signInRouter(deps: BorrowerWebDeps, provider: Provider): Router {
   const router = new Router({ prefix: '/oauth/interaction/:uid' });
 
   router.get('/', async (ctx) => {

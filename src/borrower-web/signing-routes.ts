@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import { z } from 'zod';
-import type { AppDeps } from '../main/app-deps.js';
+import type { BorrowerWebDeps } from './deps.js';
 import { readJsonBody } from '../http/body.js';
 import { getSigningRequestView, submitSignature } from '../agents/signing.js';
 import { ToolError } from '../domain/tool-errors.js';
@@ -48,7 +48,7 @@ async function mapToolErrors<T>(work: () => Promise<T>): Promise<T> {
 }
 
 /** The signing link page and its JSON API: the borrower's own wallet signs one pending request. */
-export function signingRouter(deps: AppDeps): Router {
+export function signingRouter(deps: BorrowerWebDeps): Router {
   const router = new Router({ prefix: '/borrower' });
 
   router.get('/sign/:id', (ctx) => {

@@ -1,5 +1,5 @@
 import { verifyTypedData } from 'viem';
-import type { AppDeps } from '../main/app-deps.js';
+import type { BorrowerWebDeps } from './deps.js';
 import { publicOrigin } from '../config/env.js';
 import { isCanonicalSignature } from '../domain/signature.js';
 import { walletProofTypedData, type BorrowerDomainInput } from '../domain/typed-data.js';
@@ -7,7 +7,7 @@ import { walletProofTypedData, type BorrowerDomainInput } from '../domain/typed-
 /** How old a signed WalletProof may be when it reaches us. */
 export const WALLET_PROOF_MAX_AGE_SECONDS = 300;
 
-export function borrowerDomainInput(deps: AppDeps): BorrowerDomainInput {
+export function borrowerDomainInput(deps: BorrowerWebDeps): BorrowerDomainInput {
   return { chainId: deps.env.CHAIN_ID, verifyingContract: deps.settlement.settlementContract as `0x${string}` };
 }
 
@@ -25,12 +25,12 @@ export interface WalletProofInput {
  * the wallet shows which site asks, and a proof signed for another origin (a look-alike page
  * relaying our challenge) never verifies here, since we rebuild the message with our own origin.
  */
-export function walletProofFor(deps: AppDeps, m: WalletProofInput) {
+export function walletProofFor(deps: BorrowerWebDeps, m: WalletProofInput) {
   return walletProofTypedData(borrowerDomainInput(deps), { ...m, origin: publicOrigin(deps.env) });
 }
 
 /** null when `signature` is the wallet's fresh WalletProof for this sign-in, else what is wrong (safe to show). */
-export async function walletProofProblem(deps: AppDeps, m: WalletProofInput, signature: `0x${string}`): Promise<string | null> {
+export async function walletProofProblem(deps: BorrowerWebDeps, m: WalletProofInput, signature: `0x${string}`): Promise<string | null> {
   const now = Math.floor(deps.nowMs() / 1000);
   if (m.issuedAt > now + deps.env.CLOCK_SKEW_SECONDS) return 'The signed sign-in message is dated in the future; check your clock and sign again.';
   if (now - m.issuedAt > WALLET_PROOF_MAX_AGE_SECONDS) return 'The signed sign-in message is older than 5 minutes; sign again.';

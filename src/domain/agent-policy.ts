@@ -30,3 +30,15 @@ export function utcDay(nowMs: number): string {
 export function spendDayId(agentKeyId: string, day: string): string {
   return `${agentKeyId}:${day}`;
 }
+
+/** The borrower's EIP-712 AgentGrant for one agent key. */
+export interface AgentGrant {
+  perPaymentLimit: string;
+  dailyLimit: string;
+  /** Unix seconds. */
+  expiresAt: number;
+  nonce: string;
+  signature: string;
+  /** The signing request that carried it; absent when the borrower signed it on their own page (a lowered limit). */
+  signingRequestId?: string;
+}

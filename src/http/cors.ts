@@ -1,5 +1,5 @@
 import type { Context, Next } from 'koa';
-import { OAUTH_PREFIX } from '../auth/oauth/mount.js';
+import { OAUTH_PREFIX } from './mount-points.js';
 import { isLoopbackOrigin } from '../domain/redirect-policy.js';
 import { corsAllowedOrigins, type Env } from '../config/env.js';
 

@@ -1,6 +1,6 @@
 import { createPublicClient, getAddress, http, parseAbi } from 'viem';
 import { networkId, type Env } from '../config/env.js';
-import type { SettlementInfo } from './app-deps.js';
+import type { SettlementInfo } from '../domain/settlement-info.js';
 
 const erc20 = parseAbi(['function decimals() view returns (uint8)', 'function name() view returns (string)', 'function version() view returns (string)']);
 

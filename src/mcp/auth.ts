@@ -1,6 +1,6 @@
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
-import type { AppDeps } from '../main/app-deps.js';
+import type { McpDeps } from './deps.js';
 import type { BorrowerPrincipal } from '../agents/types.js';
 import { mcpUrl, oauthIssuer } from '../config/env.js';
 import { isUuid } from '@credit-facilitator/wire/ids';
@@ -15,9 +15,9 @@ export type BorrowerAuthResult =
   | { ok: true; principal: BorrowerPrincipal; authInfo: AuthInfo; consentedScopes: Scope[] }
   | { ok: false; tokenPresented: boolean; reason: string };
 
-const keySets = new WeakMap<AppDeps['oauthKeys'], JWTVerifyGetKey>();
+const keySets = new WeakMap<McpDeps['oauthKeys'], JWTVerifyGetKey>();
 
-function keySetFor(deps: AppDeps): JWTVerifyGetKey {
+function keySetFor(deps: McpDeps): JWTVerifyGetKey {
   let keys = keySets.get(deps.oauthKeys);
   if (!keys) {
     keys = createLocalJWKSet(deps.oauthKeys.publicJwks as unknown as JSONWebKeySet);
@@ -37,7 +37,7 @@ export function bearerToken(header: string | undefined): string | undefined {
  * and that the grant it names still stands (not revoked). Anything else, a merchant API key
  * included, is simply an invalid token.
  */
-export async function authenticateBorrower(deps: AppDeps, authorization: string | undefined): Promise<BorrowerAuthResult> {
+export async function authenticateBorrower(deps: McpDeps, authorization: string | undefined): Promise<BorrowerAuthResult> {
   const token = bearerToken(authorization);
   if (!token) return { ok: false, tokenPresented: authorization !== undefined && authorization !== '', reason: 'missing bearer token' };
   let payload;

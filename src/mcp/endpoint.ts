@@ -1,7 +1,7 @@
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { isInitializeRequest, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { Context } from 'koa';
-import type { AppDeps } from '../main/app-deps.js';
+import type { McpDeps } from './deps.js';
 import { BODY_NOT_JSON, MAX_BODY_BYTES, readJsonBody } from '../http/body.js';
 import { mcpUrl } from '../config/env.js';
 import { isApiError } from '../domain/errors.js';
@@ -97,7 +97,7 @@ function webRequest(ctx: Context, url: string): Request {
  * none), then a fresh MCP server and transport answer the message(s) with JSON, cleaned of the
  * SDK's own error shapes (rpc-answers.ts).
  */
-export function mcpEndpoint(deps: AppDeps) {
+export function mcpEndpoint(deps: McpDeps) {
   const metadataUrl = resourceMetadataUrl(deps.env);
   return async (ctx: Context): Promise<void> => {
     const started = performance.now();

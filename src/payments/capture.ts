@@ -1,4 +1,4 @@
-import type { AppDeps } from '../main/app-deps.js';
+import type { PaymentDeps } from './deps.js';
 import { fingerprint } from '@credit-facilitator/wire/canonical';
 import { parseCreditPayload, type PaymentRequirements } from '@credit-facilitator/wire/envelope';
 import { ApiError } from '../domain/errors.js';
@@ -39,7 +39,7 @@ export interface CaptureResult {
  * payment. The answer waits for the durable writes only (key, voucher, spend intent); the payment
  * workflow starts right after it (finish-capture.ts). See docs/design.md "Money path".
  */
-export async function capturePayment(deps: AppDeps, req: CaptureRequest): Promise<CaptureResult> {
+export async function capturePayment(deps: PaymentDeps, req: CaptureRequest): Promise<CaptureResult> {
   const c = deps.store.c;
   const now = new Date(deps.nowMs());
   const keyId = idempotencyId(req.merchantId, req.idempotencyKey);
@@ -75,7 +75,7 @@ export async function capturePayment(deps: AppDeps, req: CaptureRequest): Promis
 type Prefetched = Promise<{ ok: true; ctx: VerificationContext } | { ok: false; error: unknown }> | undefined;
 
 /** The verification context for a new capture, loaded beside the key claim; failures surface only if it is used. */
-function prefetchContext(deps: AppDeps, req: CaptureRequest, paymentId: string): Prefetched {
+function prefetchContext(deps: PaymentDeps, req: CaptureRequest, paymentId: string): Prefetched {
   const parsed = parseCreditPayload(req.body.x402Version, req.body.paymentPayload);
   if (!parsed.ok) return undefined;
   return loadVerificationContext(deps, req.merchantId, parsed.voucher, paymentId, req.payoutAddress).then(
@@ -88,7 +88,7 @@ function prefetchContext(deps: AppDeps, req: CaptureRequest, paymentId: string):
  * Checks the voucher, then claims it with one insert (the unique voucherId index refuses a second
  * use) while putting the payment in its settlement queue; a refused claim takes the entry back out.
  */
-async function admit(deps: AppDeps, req: CaptureRequest, paymentId: string, now: Date, prefetched: Prefetched): Promise<PaymentDoc> {
+async function admit(deps: PaymentDeps, req: CaptureRequest, paymentId: string, now: Date, prefetched: Prefetched): Promise<PaymentDoc> {
   const parsed = parseCreditPayload(req.body.x402Version, req.body.paymentPayload);
   if (!parsed.ok) throw ApiError.paymentRejected(parsed.reason);
   const { voucher } = parsed;
@@ -129,7 +129,7 @@ async function admit(deps: AppDeps, req: CaptureRequest, paymentId: string, now:
  * finisher is configured, before it otherwise. Enqueuing first means a crash between the two
  * leaves an entry the worker's sweeper decides, never an accepted payment nobody settles.
  */
-async function accept(deps: AppDeps, doc: PaymentDoc, timer?: PhaseTimer, opts: { queued?: boolean } = {}): Promise<Receipt> {
+async function accept(deps: PaymentDeps, doc: PaymentDoc, timer?: PhaseTimer, opts: { queued?: boolean } = {}): Promise<Receipt> {
   const c = deps.store.c;
   const shards = deps.env.SETTLEMENT_SHARDS;
   if (!opts.queued) await enqueueForSettlement(c, shards, doc);

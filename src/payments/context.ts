@@ -1,6 +1,6 @@
 import type { AgentKeyRecord, SpendIntentRecord, VerificationContext } from '../domain/verification.js';
 import type { Voucher } from '@credit-facilitator/wire/voucher';
-import type { AppDeps } from '../main/app-deps.js';
+import type { PaymentDeps } from './deps.js';
 import { findBorrower, listAgentKeys } from '../store/borrowers.js';
 import { findMerchant } from '../store/merchants.js';
 import { findSpendIntentWithFate } from '../store/spend-intents.js';
@@ -10,7 +10,7 @@ import { findSpendIntentWithFate } from '../store/spend-intents.js';
  * resumed capture recognise its own earlier claim of the voucher instead of calling it reused.
  */
 export async function loadVerificationContext(
-  deps: AppDeps,
+  deps: PaymentDeps,
   merchantId: string,
   voucher: Voucher,
   ownPaymentId?: string,

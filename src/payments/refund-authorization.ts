@@ -1,7 +1,7 @@
 import { recoverTypedDataAddress, type Hex } from 'viem';
 import { authorizationFromStrings, receiveWithAuthorizationTypes } from '../chain/eip3009.js';
 import { isCanonicalSignature } from '../domain/signature.js';
-import type { SettlementInfo } from '../main/app-deps.js';
+import type { SettlementInfo } from '../domain/settlement-info.js';
 import type { RefundAuthorizationFields } from '../domain/refunds.js';
 
 const authorizationFields = receiveWithAuthorizationTypes.ReceiveWithAuthorization;

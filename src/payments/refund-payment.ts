@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
-import type { z } from 'zod';
-import type { AppDeps } from '../main/app-deps.js';
-import type { RefundBodySchema } from '../api/facilitator/schemas.js';
+import type { PaymentDeps } from './deps.js';
+import type { RefundAuthorizationFields } from '../domain/refunds.js';
 import { fingerprint } from '@credit-facilitator/wire/canonical';
 import { ApiError } from '../domain/errors.js';
 import { isUuid } from '@credit-facilitator/wire/ids';
@@ -16,7 +15,12 @@ import { refundNonce } from '../chain/refund.js';
 import { refundTypedData, signedByFrom } from './refund-authorization.js';
 import { acceptedReceipt } from './status.js';
 
-export type RefundBody = z.infer<typeof RefundBodySchema>;
+/** The refund request as the route validated it (RefundBodySchema in src/api/facilitator/schemas.ts). */
+export interface RefundBody {
+  amount: string;
+  authorization: RefundAuthorizationFields;
+  signature: string;
+}
 
 export interface RefundRequest {
   merchantId: string;
@@ -44,7 +48,7 @@ export function refundView(r: RefundRecord): RefundView {
  * under the payment's fenced lease, so refunds never together exceed the payment, and the refund
  * workflow submits it, waits for the confirmations and books it. Answers 202 with the refund PENDING.
  */
-export async function refundPayment(deps: AppDeps, req: RefundRequest): Promise<{ refund: RefundView; replayed: boolean }> {
+export async function refundPayment(deps: PaymentDeps, req: RefundRequest): Promise<{ refund: RefundView; replayed: boolean }> {
   const c = deps.store.c;
   if (!isUuid(req.paymentId)) throw ApiError.notFound('payment');
   const paymentId = req.paymentId.toLowerCase();
@@ -111,7 +115,7 @@ export async function refundPayment(deps: AppDeps, req: RefundRequest): Promise<
   }
 }
 
-export async function startRefundWorkflow(deps: Pick<AppDeps, 'temporal' | 'env'>, input: RefundWorkflowInput, merchantId: string): Promise<void> {
+export async function startRefundWorkflow(deps: Pick<PaymentDeps, 'temporal' | 'env'>, input: RefundWorkflowInput, merchantId: string): Promise<void> {
   try {
     await deps.temporal.workflow.start('refundWorkflow', {
       taskQueue: deps.env.TEMPORAL_TASK_QUEUE,
@@ -130,7 +134,7 @@ export async function startRefundWorkflow(deps: Pick<AppDeps, 'temporal' | 'env'
  * nonce bound to the payment), ready for eth_signTypedData_v4; POST it back with the signature to /refunds.
  */
 export async function prepareRefundAuthorization(
-  deps: AppDeps,
+  deps: PaymentDeps,
   req: { merchantId: string; paymentId: string; amount: string; validForSeconds?: number },
 ): Promise<{ typedData: ReturnType<typeof refundTypedData>; refundable: string }> {
   if (!isUuid(req.paymentId)) throw ApiError.notFound('payment');

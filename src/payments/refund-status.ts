@@ -1,4 +1,4 @@
-import type { AppDeps } from '../main/app-deps.js';
+import type { PaymentDeps } from './deps.js';
 import type { Receipt } from '../domain/payment.js';
 import { refundTotals } from '../domain/refunds.js';
 import { findPaymentRefunds } from '../store/refunds.js';
@@ -12,7 +12,7 @@ const RESTART_PENDING_AFTER_MS = 60_000;
  * API process died between recording it and starting its workflow is started here: the start is
  * keyed by refund id, so a refund already under way is untouched.
  */
-export async function withRefunds(deps: Pick<AppDeps, 'store' | 'temporal' | 'env' | 'nowMs' | 'logger'>, receipt: Receipt): Promise<Receipt> {
+export async function withRefunds(deps: Pick<PaymentDeps, 'store' | 'temporal' | 'env' | 'nowMs' | 'logger'>, receipt: Receipt): Promise<Receipt> {
   if (receipt.status !== 'CONFIRMED') return receipt;
   const doc = await findPaymentRefunds(deps.store.c, receipt.paymentId);
   if (!doc || doc.refunds.length === 0) return receipt;

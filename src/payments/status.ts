@@ -1,4 +1,4 @@
-import type { AppDeps } from '../main/app-deps.js';
+import type { PaymentDeps } from './deps.js';
 import { ApiError } from '../domain/errors.js';
 import { isUuid } from '@credit-facilitator/wire/ids';
 import { paymentStateInBatch, type Receipt } from '../domain/payment.js';
@@ -12,7 +12,7 @@ import { toReceipt } from '../settlement/receipt.js';
 const fallbackCache = new PaymentStatusCache();
 
 /** What answering a status needs: the API's deps, or an operator CLI's. */
-export type StatusDeps = Pick<AppDeps, 'store' | 'env' | 'nowMs' | 'statusCache'>;
+export type StatusDeps = Pick<PaymentDeps, 'store' | 'env' | 'nowMs' | 'statusCache'>;
 
 /**
  * Answers a status poll from the state the workflows record, without a worker round trip: a
@@ -24,7 +24,7 @@ export type StatusDeps = Pick<AppDeps, 'store' | 'env' | 'nowMs' | 'statusCache'
  * comes from the batches the shards announce (PaymentStatusCache), so a poll costs about one
  * store read. Another merchant's payment is indistinguishable from a missing one.
  */
-export async function paymentStatus(deps: AppDeps, merchantId: string, paymentId: string): Promise<Receipt> {
+export async function paymentStatus(deps: PaymentDeps, merchantId: string, paymentId: string): Promise<Receipt> {
   if (!isUuid(paymentId)) throw ApiError.notFound('payment');
   const c = deps.store.c;
   const cache = deps.statusCache ?? fallbackCache;

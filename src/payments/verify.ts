@@ -1,4 +1,4 @@
-import type { AppDeps } from '../main/app-deps.js';
+import type { PaymentDeps } from './deps.js';
 import { parseCreditPayload, type PaymentRequirements } from '@credit-facilitator/wire/envelope';
 import { invalidReasonMessage, type InvalidReason } from '@credit-facilitator/wire/invalid-reasons';
 import { evaluateVoucher } from '../domain/verification.js';
@@ -13,7 +13,7 @@ export interface VerifyOutcome {
 
 /** The gate check: runs every rule, changes nothing. */
 export async function verifyPayment(
-  deps: AppDeps,
+  deps: PaymentDeps,
   merchantId: string,
   x402Version: number,
   paymentPayload: Record<string, unknown>,

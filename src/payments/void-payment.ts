@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import type { AppDeps } from '../main/app-deps.js';
+import type { PaymentDeps } from './deps.js';
 import { fingerprint } from '@credit-facilitator/wire/canonical';
 import { ApiError } from '../domain/errors.js';
 import { isUuid } from '@credit-facilitator/wire/ids';
@@ -30,7 +30,7 @@ export interface VoidRequest {
  * queue entry dropped) is idempotent, and a shard that meets a void's claim finishes it too, so a
  * crash half-way loses nothing.
  */
-export async function voidPayment(deps: AppDeps, req: VoidRequest): Promise<{ receipt: Receipt; replayed: boolean }> {
+export async function voidPayment(deps: PaymentDeps, req: VoidRequest): Promise<{ receipt: Receipt; replayed: boolean }> {
   const c = deps.store.c;
   if (!isUuid(req.paymentId)) throw ApiError.notFound('payment');
   const paymentId = req.paymentId.toLowerCase();

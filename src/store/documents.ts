@@ -1,3 +1,5 @@
+import type { AgentGrant } from '../domain/agent-policy.js';
+export type { AgentGrant };
 import type { RefundAuthorizationFields, RefundStatus } from '../domain/refunds.js';
 import type { LedgerLine } from '../domain/payment-ledger.js';
 import type { PaymentStatus } from '../domain/payment.js';
@@ -73,16 +75,6 @@ export interface AgentKeyDoc {
   grant?: AgentGrant;
 }
 
-export interface AgentGrant {
-  perPaymentLimit: string;
-  dailyLimit: string;
-  /** Unix seconds. */
-  expiresAt: number;
-  nonce: string;
-  signature: string;
-  /** The signing request that carried it; absent when the borrower signed it on their own page (a lowered limit). */
-  signingRequestId?: string;
-}
 
 /** One terminal (agent host install) acting for a borrower; register_borrower creates one per idempotency key. */
 export interface OperationalAgentDoc {

@@ -1,6 +1,6 @@
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type { OnboardingStage } from '@credit-facilitator/wire/onboarding';
-import type { AgentGrant } from '../store/documents.js';
+import type { AgentGrant } from '../domain/agent-policy.js';
 
 /** Names shared by the agent workflows, their activities and src/agents; importing this pulls in no workflow code. */
 export const onboardingWorkflowId = (borrowerId: string): string => `onboarding-${borrowerId}`;

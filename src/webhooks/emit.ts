@@ -6,7 +6,7 @@ import type { Collections } from '../store/collections.js';
 import type { SettlementQueueDoc } from '../store/documents.js';
 import { webhookEndpointsFor } from '../store/webhook-endpoints.js';
 import { finalReceipt } from '../settlement/receipt.js';
-import type { WebhookDeliveryInput } from '../../workflows/webhook-delivery.js';
+import type { WebhookDeliveryInput } from '../temporal/webhook-definitions.js';
 
 export const DEFAULT_WEBHOOK_RETRY: WebhookDeliveryInput['retry'] = { initialMs: 5_000, maxMs: 3_600_000 };
 

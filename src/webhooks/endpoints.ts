@@ -1,5 +1,5 @@
 import { WEBHOOK_EVENT_TYPES } from '../domain/webhook-events.js';
-import type { AppDeps } from '../main/app-deps.js';
+import type { WebhookDeps } from './deps.js';
 import { ApiError } from '../domain/errors.js';
 import { newId } from '@credit-facilitator/wire/ids';
 import type { WebhookEndpointDoc } from '../store/documents.js';
@@ -12,7 +12,7 @@ export const MAX_ENDPOINTS_PER_MERCHANT = 10;
 /** How long a rotated-out secret keeps signing beside the new one. */
 export const ROTATION_OVERLAP_MS = 24 * 3600_000;
 
-type Deps = Pick<AppDeps, 'store' | 'env' | 'nowMs'>;
+type Deps = Pick<WebhookDeps, 'store' | 'env' | 'nowMs'>;
 
 export interface EndpointView {
   id: string;

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import type { AppDeps, SettlementInfo } from '../../src/main/app-deps.js';
+import type { AppDeps } from '../../src/main/app-deps.js';
+import type { SettlementInfo } from '../../src/domain/settlement-info.js';
 import { walletProofFor, walletProofProblem } from '../../src/borrower-web/wallet-proof.js';
 import { loadEnv } from '../../src/config/env.js';
 import { refundTypedData, signedByFrom } from '../../src/payments/refund-authorization.js';

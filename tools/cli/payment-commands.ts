@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { createPublicClient, getAddress, http, type Address } from 'viem';
 import { isUuid } from '@credit-facilitator/wire/ids';
 import { reconcile, reconcileRefunds } from '../../src/domain/reconcile.js';
-import { chainRefundsFor, chainSettlementsBetween, settledPaymentsBetween, storeRefundsOf, storeSettlements, toCsv } from '../../src/settlement/settlement-report.js';
+import { chainRefundsFor, chainSettlementsBetween, settledPaymentsBetween, storeRefundsOf, storeSettlements, toCsv } from '../../src/payments/settlement-report.js';
 import { findMerchant } from '../../src/store/merchants.js';
 import type { CliContext } from './context.js';
 import { UsageError } from './output.js';

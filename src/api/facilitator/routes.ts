@@ -6,7 +6,7 @@ import { fieldIssues, isV1PaymentIntent } from '@credit-facilitator/wire/envelop
 import { ApiError } from '../../domain/errors.js';
 import { capturePayment } from '../../payments/capture.js';
 import { paymentStatus } from '../../payments/status.js';
-import { batchView } from '../../settlement/batch-view.js';
+import { batchView } from '../../payments/batch-view.js';
 import { listPayments, type PaymentListQuery } from '../../payments/list-payments.js';
 import { voidPayment } from '../../payments/void-payment.js';
 import { prepareRefundAuthorization, refundPayment } from '../../payments/refund-payment.js';
@@ -17,7 +17,7 @@ import { keyFromPaymentIdentifier } from '../../payments/payment-identifier.js';
 import { createEndpoint, listEndpoints, removeEndpoint, rotateEndpointSecret } from '../../webhooks/endpoints.js';
 import { verifyPayment } from '../../payments/verify.js';
 import { readJsonBody } from '../../http/body.js';
-import type { AppDeps } from '../../main/app-deps.js';
+import type { ApiDeps } from '../deps.js';
 import { merchantOf, requireMerchant } from '../merchant-auth.js';
 import { rateLimit } from '../rate-limit.js';
 import { phaseTimerOf, serverTiming } from '../../observability/phase-timer.js';
@@ -83,7 +83,7 @@ function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
 }
 
 /** Capture outcomes for /metrics: queued, replayed, or the error code (and the invalidReason of a rejection). */
-function countCaptures(deps: AppDeps) {
+function countCaptures(deps: ApiDeps) {
   return async (ctx: Context, next: Next) => {
     const m = deps.metrics?.api;
     try {
@@ -99,7 +99,7 @@ function countCaptures(deps: AppDeps) {
   };
 }
 
-export function facilitatorRouter(deps: AppDeps): Router {
+export function facilitatorRouter(deps: ApiDeps): Router {
   const router = new Router({ prefix: '/api/v1/facilitator' });
   const env = deps.env;
   // Reads (verify, list, batch view) share the verify bucket; writes (capture, void) the capture bucket.

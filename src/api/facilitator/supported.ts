@@ -1,4 +1,4 @@
-import type { SettlementInfo } from '../../main/app-deps.js';
+import type { SettlementInfo } from '../../domain/settlement-info.js';
 
 export function supportedBody(s: SettlementInfo) {
   return {

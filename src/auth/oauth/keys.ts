@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { exportJWK, generateKeyPair } from 'jose';
-import type { OAuthKeys } from '../../main/app-deps.js';
+import type { OAuthKeys } from './oauth-keys.js';
 import { insertOnce, type Store } from '../../store/mongo.js';
 
 interface OAuthKeysDoc {

@@ -1,7 +1,8 @@
 import type { Context, Next } from 'koa';
 import type Provider from 'oidc-provider';
 
-export const OAUTH_PREFIX = '/oauth';
+import { OAUTH_PREFIX } from '../../http/mount-points.js';
+export { OAUTH_PREFIX };
 const INTERACTION_PREFIX = `${OAUTH_PREFIX}/interaction/`;
 const DISCOVERY = '/.well-known/openid-configuration';
 /** RFC 8414 §3 and the OIDC variant with the issuer path appended, as the MCP SDK client tries them. */

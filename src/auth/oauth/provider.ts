@@ -1,5 +1,5 @@
 import Provider, { errors, type ClientInstance, type ProviderContext } from 'oidc-provider';
-import type { AppDeps } from '../../main/app-deps.js';
+import type { AuthDeps } from '../deps.js';
 import { dcrAllowedHosts, mcpUrl, oauthIssuer } from '../../config/env.js';
 import { SCOPES, scopesForStage } from '@credit-facilitator/wire/onboarding';
 import { findBorrower } from '../../store/borrowers.js';
@@ -25,7 +25,7 @@ const SESSION_TTL_SECONDS = 24 * 3600;
  * loopback / allow-listed redirect URIs, client ID metadata documents (https client_id URLs, cimd.ts), and one RFC 8707 resource (the MCP endpoint) whose JWT
  * access tokens carry only the scopes the borrower's onboarding stage unlocks.
  */
-export function createOAuthProvider(deps: AppDeps): Provider {
+export function createOAuthProvider(deps: AuthDeps): Provider {
   const { env } = deps;
   const resource = mcpUrl(env);
   const allowedHosts = dcrAllowedHosts(env);

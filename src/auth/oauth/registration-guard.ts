@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import type { AppDeps } from '../../main/app-deps.js';
+import type { AuthDeps } from '../deps.js';
 import { consumeRate } from '../../store/rate-limits.js';
 
 /**
@@ -99,7 +99,7 @@ function oauthError(ctx: Context, status: number, error: string, description: st
  * Runs before oidc-provider on POST /oauth/reg. Returns true when the request was answered here;
  * otherwise the checked document is left on req.body, where oidc-provider's body parser takes it.
  */
-export async function guardRegistration(deps: AppDeps, ctx: Context): Promise<boolean> {
+export async function guardRegistration(deps: AuthDeps, ctx: Context): Promise<boolean> {
   const { env } = deps;
   let d: Awaited<ReturnType<typeof consumeRate>>;
   try {

@@ -1,7 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
-import type { AppDeps } from '../../main/app-deps.js';
+import type { McpDeps } from '../deps.js';
 import { ToolError } from '../../domain/tool-errors.js';
 import { FencedOut } from '../../store/fencing.js';
 import { LeaseBusy } from '../../store/lease-lock.js';
@@ -21,7 +21,7 @@ export interface ToolDefinition<I extends InputSchema = InputSchema> {
   inputSchema: I;
   outputSchema?: z.ZodObject;
   annotations: ToolAnnotations;
-  run(deps: AppDeps, principal: BorrowerPrincipal, input: z.output<I>): Promise<object>;
+  run(deps: McpDeps, principal: BorrowerPrincipal, input: z.output<I>): Promise<object>;
   /** One short line for the text content, telling the agent what happened and what to do next. */
   summarize(output: Record<string, unknown>): string;
 }
@@ -32,7 +32,7 @@ export function defineTool<I extends InputSchema>(def: ToolDefinition<I>): ToolD
 }
 
 export interface ToolRuntime {
-  deps: AppDeps;
+  deps: McpDeps;
   record: CallRecord;
   /** The HTTP request id, for logs and INTERNAL error messages. */
   requestId: string;

@@ -1,11 +1,11 @@
-import type { AppDeps } from '../main/app-deps.js';
+import type { PaymentDeps } from './deps.js';
 import { ApiError } from '../domain/errors.js';
 import { isUuid } from '@credit-facilitator/wire/ids';
 import { newestFirst } from '../domain/payment-ledger.js';
 import type { Receipt } from '../domain/payment.js';
 import type { BatchStatus } from '../store/documents.js';
 import { findBatch } from '../store/settlement-queue.js';
-import { receiptsByIds } from '../payments/list-payments.js';
+import { receiptsByIds } from './list-payments.js';
 
 export interface BatchViewAnswer {
   batchId: string;
@@ -22,7 +22,7 @@ export interface BatchViewAnswer {
 }
 
 /** One settlement batch as a merchant may see it; a batch with none of its payments is 404, like another merchant's payment. */
-export async function batchView(deps: AppDeps, merchantId: string, batchId: string): Promise<BatchViewAnswer> {
+export async function batchView(deps: PaymentDeps, merchantId: string, batchId: string): Promise<BatchViewAnswer> {
   const batch = isUuid(batchId) ? await findBatch(deps.store.c, batchId.toLowerCase()) : null;
   if (!batch) throw ApiError.notFound('batch');
   const payments = (await receiptsByIds(deps, merchantId, batch.paymentIds ?? [])).sort(newestFirst);

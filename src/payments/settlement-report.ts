@@ -2,8 +2,8 @@ import { parseAbiItem, type Address, type PublicClient } from 'viem';
 import { bytes32ToUuid, uuidToBytes32 } from '@credit-facilitator/wire/ids';
 import type { ChainSettlement, RefundFact, StoreSettlement } from '../domain/reconcile.js';
 import type { Collections } from '../store/collections.js';
-import { listPayments } from '../payments/list-payments.js';
-import type { StatusDeps } from '../payments/status.js';
+import { listPayments } from './list-payments.js';
+import type { StatusDeps } from './status.js';
 
 /** A payment settled to the merchant, as the export writes it. */
 export interface SettledRow {

@@ -1,0 +1,13 @@
+import type { Env } from '../config/env.js';
+import type { Logger } from '../observability/logger.js';
+import type { Store } from '../store/mongo.js';
+import type { OAuthKeys } from './oauth/oauth-keys.js';
+
+/** What the authorization server uses. */
+export interface AuthDeps {
+  env: Env;
+  store: Store;
+  logger: Logger;
+  oauthKeys: OAuthKeys;
+  nowMs(): number;
+}
