@@ -23,8 +23,8 @@ const layers = [
   // Services, each with narrow dependencies of its own; the order among them is the arrow's direction.
   { name: 'agents', paths: ['src/agents'], may: ['src/payments', 'src/settlement', 'src/webhooks', 'temporal', 'infra', 'domain', 'wire'] },
   { name: 'payments', paths: ['src/payments'], may: ['src/settlement', 'src/webhooks', 'temporal', 'infra', 'domain', 'wire'] },
-  { name: 'webhooks', paths: ['src/webhooks'], may: ['src/settlement', 'temporal', 'infra', 'domain', 'wire'] },
-  { name: 'settlement', paths: ['src/settlement'], may: ['temporal', 'infra', 'domain', 'wire'] },
+  { name: 'settlement', paths: ['src/settlement'], may: ['src/webhooks', 'temporal', 'infra', 'domain', 'wire'] },
+  { name: 'webhooks', paths: ['src/webhooks'], may: ['temporal', 'infra', 'domain', 'wire'] },
   // Workflows are deterministic: Temporal definitions, the pure domain, and activity *types* only.
   { name: 'workflows', paths: ['workflows'], may: ['temporal', 'domain', 'wire'], typesOnly: ['activities'] },
   // Temporal's shared definitions and the starting/signalling of workflows.

@@ -5,7 +5,7 @@ import { deleteUnacceptedPayment, findPayment } from '../src/store/payments.js';
 import { allQueues, enqueueForSettlement, shardOf } from '../src/store/settlement-queue.js';
 import type { PaymentDoc } from '../src/store/documents.js';
 import type { Store } from '../src/store/mongo.js';
-import type { AcceptedCaptures } from './accepted-captures.js';
+import type { AcceptedCaptures } from '../src/settlement/accepted-captures.js';
 
 export interface CaptureActivityDeps {
   store: Store;

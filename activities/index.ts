@@ -5,7 +5,7 @@ import { createOnboardingActivities } from './onboarding.js';
 import { createRepaymentActivities } from './repayment.js';
 import { createRefundActivities } from './refunds.js';
 import { createCaptureActivities } from './captures.js';
-import { AcceptedCaptures } from './accepted-captures.js';
+import { AcceptedCaptures } from '../src/settlement/accepted-captures.js';
 import { createWebhookActivities, type WebhookActivityDeps } from './webhooks.js';
 
 /** Webhook delivery settings (WEBHOOK_* in the environment). */

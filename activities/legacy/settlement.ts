@@ -1,39 +1,18 @@
 import { Context } from '@temporalio/activity';
-import type { ChainContext, SettlementItem } from '../../src/chain/settlement.js';
-import { awaitBatchConfirmation, findBatchSettlement, submitSettleBatch } from '../../src/chain/settlement.js';
-import type { Store } from '../../src/store/mongo.js';
+import type { SettlementItem } from '../../src/chain/settlement.js';
+import { submitSettleBatch } from '../../src/chain/settlement.js';
 import { claimPaymentsForBatch } from '../../src/store/payments.js';
-import type { WorkerMetrics } from '../../src/observability/metrics.js';
+import type { ConfirmationResult, SettlementDeps, SettlementSettings } from '../../src/settlement/settings.js';
+import { confirmOnChain } from '../../src/settlement/confirm-batch.js';
 
-export interface SettlementActivityDeps {
-  store: Store;
-  chain: ChainContext;
-  settings: SettlementSettings;
-  /** SETTLEMENT_SHARDS: the shard workflows read it at each run, so a change takes effect without restarts. */
-  shards?: number;
-  metrics?: WorkerMetrics;
-}
-
-export interface SettlementSettings {
-  maxPayments: number;
-  maxWaitMs: number;
-  maxAttempts: number;
-  confirmations: number;
-  /** The largest batch a shard takes while a backlog waits. */
-  maxPaymentsUnderBacklog: number;
-  shardPollMs: number;
-  /** How long a batch end spreads its payment-workflow signals over (notify-payments.ts). */
-  notifySpreadMs?: number;
-}
+export type SettlementActivityDeps = SettlementDeps;
+export type { SettlementSettings };
 
 export type SubmitResult =
   | { kind: 'empty' }
   | { kind: 'sent' | 'already_settled'; paymentIds: string[]; transaction?: string };
 
-export type ConfirmationResult =
-  | { status: 'confirmed'; transaction: string; blockNumber: string; confirmedAt: string; gasUsed: string }
-  | { status: 'reverted'; transaction: string }
-  | { status: 'dropped' };
+export type { ConfirmationResult };
 
 export function createSettlementActivities(deps: SettlementActivityDeps) {
   // Broadcast time and size per batch, for the latency and payments-settled metrics. Lost on a
@@ -69,54 +48,10 @@ export function createSettlementActivities(deps: SettlementActivityDeps) {
     async awaitBatchConfirmation(input: { batchId: string; transaction: string | null }): Promise<ConfirmationResult> {
       const sent = inFlight.get(input.batchId);
       inFlight.delete(input.batchId);
-      return confirmOnChain(deps, input.batchId, input.transaction, sent);
+      const ctx = Context.current();
+      return confirmOnChain(deps, input.batchId, input.transaction, { ...(sent ? { sent } : {}), onProgress: (p) => ctx.heartbeat(p) });
     },
   };
 }
 
 export type SettlementActivities = ReturnType<typeof createSettlementActivities>;
-
-/**
- * Polls the chain until the batch is confirmed at depth, reverted or dropped (see
- * src/chain/settlement.ts), heartbeating its progress; records the batch metrics.
- */
-export async function confirmOnChain(
-  deps: Pick<SettlementActivityDeps, 'chain' | 'settings' | 'metrics'>,
-  batchId: string,
-  transaction: string | null,
-  sent?: { sentAt: number; payments: number },
-  pollMs = 500,
-): Promise<ConfirmationResult> {
-  const ctx = Context.current();
-  let txHash = transaction as `0x${string}` | null;
-  if (txHash === null) {
-    const found = await findBatchSettlement(deps.chain, batchId);
-    if (!found) return { status: 'dropped' };
-    txHash = found.txHash;
-  }
-  const r = await awaitBatchConfirmation(deps.chain, {
-    batchId,
-    txHash,
-    confirmations: deps.settings.confirmations,
-    pollMs,
-    timeoutMs: 10 * 60_000,
-    onProgress: (p: unknown) => ctx.heartbeat(p),
-    currentHash: deps.chain.nonces && ((h) => deps.chain.nonces!.currentHash(h)),
-  });
-  deps.metrics?.batches.inc({ outcome: r.status });
-  if (r.status === 'confirmed') {
-    if (sent) {
-      deps.metrics?.settleLatency.observe((Date.now() - sent.sentAt) / 1000);
-      deps.metrics?.paymentsSettled.inc(sent.payments);
-    }
-    deps.metrics?.gasUsed.inc(Number(r.gasUsed));
-    return {
-      status: 'confirmed',
-      transaction: r.txHash,
-      blockNumber: r.blockNumber.toString(),
-      confirmedAt: new Date(r.confirmedAt * 1000).toISOString(),
-      gasUsed: r.gasUsed.toString(),
-    };
-  }
-  return r.status === 'reverted' ? { status: 'reverted', transaction: r.txHash } : { status: 'dropped' };
-}

@@ -1,19 +1,12 @@
-import type { Db } from 'mongodb';
 import type { PaymentDeps } from './deps.js';
 import { fingerprint } from '@credit-facilitator/wire/canonical';
 import { ApiError } from '../domain/errors.js';
 import { isUuid } from '@credit-facilitator/wire/ids';
 import type { Receipt } from '../domain/payment.js';
-import { closeHolds } from '../store/borrowers.js';
-import type { SettlementQueueDoc } from '../store/documents.js';
 import { claimIdempotencyKey, idempotencyId, releaseIdempotencyKey } from '../store/idempotency.js';
-import { recordLedgerLines } from '../store/payment-ledger.js';
-import { ledgerLineOf } from '../domain/payment-ledger.js';
-import { finalReceipt } from '../settlement/receipt.js';
-import { findPayment, markVoided } from '../store/payments.js';
-import { allQueues, announceVoid, claimForBatch, findClaim, isVoidClaim, queueEntryOf, removeFromQueues, voidClaimId } from '../store/settlement-queue.js';
-import { notifyOne } from '../settlement/notify-payments.js';
-import { emitWebhookEvents, type EmitDeps } from '../webhooks/emit.js';
+import { findPayment } from '../store/payments.js';
+import { claimForBatch, findClaim, isVoidClaim, queueEntryOf, voidClaimId } from '../store/settlement-queue.js';
+import { finishVoid } from '../settlement/finish-void.js';
 import { acceptedReceipt } from './status.js';
 
 export interface VoidRequest {
@@ -71,21 +64,4 @@ export async function voidPayment(deps: PaymentDeps, req: VoidRequest): Promise<
     if (claim.kind === 'claimed' && err instanceof ApiError) await releaseIdempotencyKey(c, keyId, paymentId);
     throw err;
   }
-}
-
-export interface FinishVoidDeps extends EmitDeps {
-  db: Db;
-}
-
-/** Everything a void does once it holds the claim; each step is idempotent. */
-export async function finishVoid(deps: FinishVoidDeps, entry: SettlementQueueDoc, voidedAt: string): Promise<void> {
-  const { c } = deps;
-  const outcome = { status: 'VOIDED', voidedAt } as const;
-  await markVoided(c, entry._id, new Date(voidedAt));
-  await announceVoid(c, entry._id, new Date(voidedAt));
-  await closeHolds(c, entry.borrowerId, [entry.spendIntentId], 'available');
-  await recordLedgerLines(c, [ledgerLineOf(finalReceipt(entry, outcome))]);
-  await notifyOne(deps.temporal, deps.taskQueue, entry, outcome);
-  await emitWebhookEvents(deps, `void-${entry._id}`, [entry], outcome);
-  await removeFromQueues(c, await allQueues(deps.db), [entry._id]);
 }

@@ -1,14 +1,17 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
-import type { PaymentOutcome } from '../domain/payment.js';
-import { webhookEvent, type WebhookEvent } from '../domain/webhook-events.js';
+import type { WebhookEvent } from '../domain/webhook-events.js';
 import type { Collections } from '../store/collections.js';
-import type { SettlementQueueDoc } from '../store/documents.js';
 import { webhookEndpointsFor } from '../store/webhook-endpoints.js';
-import { finalReceipt } from '../settlement/receipt.js';
 import type { WebhookDeliveryInput } from '../temporal/webhook-definitions.js';
 
 export const DEFAULT_WEBHOOK_RETRY: WebhookDeliveryInput['retry'] = { initialMs: 5_000, maxMs: 3_600_000 };
+
+/** One event for the merchant it belongs to. */
+export interface MerchantEvent {
+  merchantId: string;
+  event: WebhookEvent;
+}
 
 export interface EmitDeps {
   c: Collections;
@@ -22,12 +25,12 @@ export interface EmitDeps {
  * endpoint and `key` (the batch id or `void-<paymentId>`): a repeated call starts nothing new.
  * Merchants without endpoints cost one store read for the whole batch.
  */
-export async function emitWebhookEvents(deps: EmitDeps, key: string, entries: readonly SettlementQueueDoc[], o: PaymentOutcome): Promise<number> {
+export async function emitWebhookEvents(deps: EmitDeps, key: string, events: readonly MerchantEvent[]): Promise<number> {
   const byMerchant = new Map<string, WebhookEvent[]>();
-  for (const e of entries) {
-    const list = byMerchant.get(e.merchantId) ?? [];
-    if (list.length === 0) byMerchant.set(e.merchantId, list);
-    list.push(webhookEvent(finalReceipt(e, o), o));
+  for (const { merchantId, event } of events) {
+    const list = byMerchant.get(merchantId) ?? [];
+    if (list.length === 0) byMerchant.set(merchantId, list);
+    list.push(event);
   }
   return deliverWebhookEvents(deps, key, byMerchant);
 }

@@ -1,6 +1,6 @@
-import type { Collections } from '../src/store/collections.js';
-import type { SettlementQueueDoc } from '../src/store/documents.js';
-import { findSpendIntentFate } from '../src/store/spend-intents.js';
+import type { Collections } from '../store/collections.js';
+import type { SettlementQueueDoc } from '../store/documents.js';
+import { findSpendIntentFate } from '../store/spend-intents.js';
 
 const MAX_REMEMBERED = 200_000;
 const READS_AT_ONCE = 32;

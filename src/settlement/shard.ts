@@ -1,0 +1,210 @@
+import type { Client } from '@temporalio/client';
+import { submitSettleBatch, type SettlementItem } from '../chain/settlement.js';
+import type { BatchOutcome } from '../domain/payment.js';
+import { ledgerLineOf } from '../domain/payment-ledger.js';
+import { closeHolds } from '../store/borrowers.js';
+import type { SettlementQueueDoc } from '../store/documents.js';
+import { insertOnce } from '../store/mongo.js';
+import { recordLedgerLines } from '../store/payment-ledger.js';
+import { findPayment, recordBatchProjections } from '../store/payments.js';
+import { announceBatch, claimForBatch, findClaim, isVoidClaim, queueEntryOf, queuesServedBy, readQueues, recordBatch, recordShardBacklog, removeFromQueues, shardOf } from '../store/settlement-queue.js';
+import type { PaymentWorkflowInput } from '../temporal/definitions.js';
+import { DEFAULT_WEBHOOK_RETRY, emitWebhookEvents } from '../webhooks/emit.js';
+import type { AcceptedCaptures } from './accepted-captures.js';
+import { confirmOnChain } from './confirm-batch.js';
+import { finishVoid } from './finish-void.js';
+import { notifyPayments } from './notify-payments.js';
+import { outcomeEvents } from './outcome-events.js';
+import { finalReceipt } from './receipt.js';
+import type { ConfirmationResult, SettlementDeps } from './settings.js';
+
+export interface ShardDeps extends SettlementDeps {
+  temporal: Client;
+  taskQueue: string;
+  /** Retry policy of the webhook deliveries a batch end starts. */
+  webhooks?: { retry: { initialMs: number; maxMs: number } };
+  /** Which queue entries are accepted captures (their spend intent consumed by them); shared with the sweeper. */
+  accepted: AcceptedCaptures;
+}
+
+export interface ShardBatchRef {
+  shard: number;
+  batchId: string;
+  paymentIds: string[];
+  queues: number[];
+}
+
+/** What a long shard step needs from the activity running it: liveness, a cancellable sleep, a log. */
+export interface StepContext {
+  heartbeat(details?: unknown): void;
+  sleep(ms: number): Promise<void>;
+  log(msg: string, fields: Record<string, unknown>): void;
+}
+
+const IDLE_RETURN_MS = 60_000;
+const BACKLOG_REPORT_MS = 1_000;
+
+/**
+ * One settlement shard's steps, from gathering a batch out of its queues to the batch's end; the
+ * shard workflow (workflows/settlement-shard.ts) runs each as an activity.
+ */
+export function createShardSettlement(deps: ShardDeps) {
+  const c = deps.store.c;
+  // A batch's queue entries from gathering to its end, so submit and end need not read them again.
+  // A worker restart loses it; batchItems then reads the queues (or the payments) instead.
+  const items = new Map<string, SettlementQueueDoc[]>();
+
+  async function batchItems(ref: ShardBatchRef): Promise<SettlementQueueDoc[]> {
+    const cached = items.get(ref.batchId);
+    if (cached) return cached;
+    const wanted = new Set(ref.paymentIds);
+    const found = (await readQueues(c, ref.queues)).filter((e) => wanted.has(e._id));
+    const have = new Set(found.map((e) => e._id));
+    const missing = ref.paymentIds.filter((id) => !have.has(id));
+    // Entries leave the queue only when their batch ended: a retried end finds the payments instead.
+    const docs = await Promise.all(missing.map((id) => findPayment(c, id)));
+    for (const d of docs) if (d) found.push(queueEntryOf(d));
+    items.set(ref.batchId, found);
+    return found;
+  }
+
+  const emitDeps = { c, temporal: deps.temporal, taskQueue: deps.taskQueue, retry: deps.webhooks?.retry ?? DEFAULT_WEBHOOK_RETRY };
+
+  async function finishVoidsAmong(entries: readonly SettlementQueueDoc[]): Promise<void> {
+    for (const e of entries) {
+      const claim = await findClaim(c, e._id);
+      if (claim && isVoidClaim(claim.batchId)) {
+        await finishVoid({ ...emitDeps, db: deps.store.db }, e, claim.at.toISOString());
+      }
+    }
+  }
+
+  return {
+    /** Puts a payment started without its queue entry (by an API older than shards) in its queue. */
+    async enqueuePayment(input: PaymentWorkflowInput): Promise<void> {
+      const { paymentId, asset, network, orderRef, capturedAt, spendIntentId, borrowerId, merchantId, payTo, amount } = input;
+      const entry: SettlementQueueDoc = {
+        _id: paymentId,
+        spendIntentId,
+        borrowerId,
+        merchantId,
+        payTo,
+        amount,
+        workflow: { asset, network, orderRef, capturedAt },
+        at: new Date(capturedAt),
+      };
+      await insertOnce(c.settlementQueue(shardOf(paymentId, deps.shards ?? 1)), entry);
+    },
+
+    /**
+     * Waits until the shard's accepted payments fill a batch or the oldest has waited the batch
+     * window, then claims them for batchId. Under a backlog a batch takes up to
+     * maxPaymentsUnderBacklog. Returns no payments after a minute without any.
+     */
+    async gatherBatch(input: { shard: number; shards: number; batchId: string }, step: StepContext, attempt = 1): Promise<{ paymentIds: string[]; queues: number[] }> {
+      const s = deps.settings;
+      const queues = await queuesServedBy(deps.store.db, input.shard, input.shards);
+      const started = Date.now();
+      let reportedAt = 0;
+      for (;;) {
+        const entries = await readQueues(c, queues);
+        const now = Date.now();
+        if (now - reportedAt >= BACKLOG_REPORT_MS) {
+          reportedAt = now;
+          deps.metrics?.settlementBacklog.set({ shard: String(input.shard) }, entries.length);
+          await recordShardBacklog(c, input.shard, entries.length);
+        }
+        const ready = await deps.accepted.filter(c, entries);
+        const oldest = ready[0];
+        if (oldest && (ready.length >= s.maxPayments || now - oldest.at.getTime() >= s.maxWaitMs)) {
+          const cap = ready.length >= 2 * s.maxPayments ? Math.max(s.maxPayments, s.maxPaymentsUnderBacklog) : s.maxPayments;
+          const chosen = ready.slice(0, cap);
+          const held = await claimForBatch(c, input.batchId, chosen.map((e) => e._id));
+          const taken = chosen.filter((e) => held.has(e._id));
+          // Claimed by another batch (which settles them) or by a void (finished here if its request died half-way).
+          const elsewhere = chosen.filter((e) => !held.has(e._id));
+          await finishVoidsAmong(elsewhere);
+          await removeFromQueues(c, queues, elsewhere.map((e) => e._id));
+          if (taken.length > 0) {
+            step.log('batch claimed', { batchId: input.batchId, shard: input.shard, payments: taken.length, claimedElsewhere: elsewhere.length, attempt });
+            items.set(input.batchId, taken);
+            return { paymentIds: taken.map((e) => e._id), queues };
+          }
+        }
+        if (now - started >= IDLE_RETURN_MS && ready.length === 0) return { paymentIds: [], queues };
+        step.heartbeat();
+        await step.sleep(s.shardPollMs);
+      }
+    },
+
+    /** Broadcasts the batch's settleBatch (a batch already settled on chain is not sent again). */
+    async submitBatch(ref: ShardBatchRef): Promise<{ transaction?: string }> {
+      const entries = await batchItems(ref);
+      const settlementItems: SettlementItem[] = entries.map((e) => ({
+        paymentId: e._id,
+        borrowerId: e.borrowerId,
+        merchantId: e.merchantId,
+        payTo: e.payTo as `0x${string}`,
+        amount: BigInt(e.amount),
+      }));
+      const sent = await submitSettleBatch(deps.chain, ref.batchId, settlementItems);
+      if (sent.kind !== 'sent') {
+        await announceBatch(c, ref.shard, ref.batchId); // sent by an earlier attempt: polls learn of it from the confirmation's record
+        return {};
+      }
+      deps.metrics?.batchSize.observe(settlementItems.length);
+      await recordBatch(c, { _id: ref.batchId, shard: ref.shard, status: 'SUBMITTED', payments: entries.length, paymentIds: ref.paymentIds, transaction: sent.txHash });
+      await announceBatch(c, ref.shard, ref.batchId);
+      return { transaction: sent.txHash };
+    },
+
+    /** Waits for the batch on chain and records what polls should say about it right away. */
+    async confirmBatch(ref: ShardBatchRef & { transaction: string | null }, step: Pick<StepContext, 'heartbeat'>): Promise<ConfirmationResult> {
+      const sent = { sentAt: Date.now(), payments: ref.paymentIds.length };
+      const r = await confirmOnChain(deps, ref.batchId, ref.transaction, { sent, pollMs: 250, onProgress: (p) => step.heartbeat(p) });
+      const base = { _id: ref.batchId, shard: ref.shard, payments: ref.paymentIds.length, paymentIds: ref.paymentIds };
+      if (r.status === 'confirmed') {
+        await recordBatch(c, { ...base, status: 'CONFIRMED', transaction: r.transaction, blockNumber: r.blockNumber, confirmedAt: new Date(r.confirmedAt) });
+      } else {
+        await recordBatch(c, { ...base, status: 'RETRYING' });
+      }
+      return r;
+    },
+
+    /**
+     * Ends the batch for all its payments at once: the batch record, each borrower's credit (one
+     * write per borrower), the payments' store projections (one command), one signal per payment
+     * workflow (started if its start was lost), and last the queue entries. Every step is
+     * idempotent, so a retry after a crash anywhere repeats nothing twice.
+     */
+    async endBatch(ref: ShardBatchRef & { outcome: BatchOutcome }): Promise<void> {
+      const entries = await batchItems(ref);
+      const o = ref.outcome;
+      await recordBatch(c, {
+        _id: ref.batchId,
+        shard: ref.shard,
+        payments: entries.length,
+        paymentIds: ref.paymentIds,
+        status: o.status,
+        ...(o.transaction ? { transaction: o.transaction } : {}),
+        ...(o.status === 'CONFIRMED' ? { blockNumber: o.blockNumber, confirmedAt: new Date(o.confirmedAt) } : { failureReason: o.failureReason }),
+      });
+      const byBorrower = new Map<string, string[]>();
+      for (const e of entries) byBorrower.set(e.borrowerId, [...(byBorrower.get(e.borrowerId) ?? []), e.spendIntentId]);
+      const into = o.status === 'CONFIRMED' ? 'debt' : 'available';
+      await Promise.all([...byBorrower].map(([borrowerId, holds]) => closeHolds(c, borrowerId, holds, into)));
+      await recordBatchProjections(c, entries.map((e) => e._id), o);
+      const receipts = entries.map((e) => finalReceipt(e, o));
+      await recordLedgerLines(c, receipts.map(ledgerLineOf));
+      await emitWebhookEvents(emitDeps, ref.batchId, outcomeEvents(entries, receipts, o));
+      await notifyPayments(deps.temporal, deps.taskQueue, entries, o, { spreadMs: deps.settings.notifySpreadMs ?? 0 });
+      await removeFromQueues(c, ref.queues, ref.paymentIds);
+      deps.accepted.forget(ref.paymentIds);
+      items.delete(ref.batchId);
+      if (o.status === 'FAILED') deps.metrics?.workflowFailures.inc({ kind: 'payment' }, entries.length);
+    },
+  };
+}
+
+
+export type ShardSettlement = ReturnType<typeof createShardSettlement>;
