@@ -10,26 +10,10 @@ import type { Logger } from '../observability/logger.js';
 import type { Store } from '../store/mongo.js';
 import type { Registry } from 'prom-client';
 import type { ApiMetrics } from '../observability/metrics.js';
+import type { SettlementInfo } from '../chain/settlement-info.js';
+import type { OAuthKeys } from '../store/oauth-keys.js';
 
-/** What the facilitator serves about the chain side: from the deployment, never from a request. */
-export interface SettlementInfo {
-  network: string;
-  asset: string;
-  assetDecimals: number;
-  assetName: string;
-  assetVersion: string;
-  settlementContract: string;
-  settler: string;
-}
-
-/** The authorization server's keys and cookie secrets, shared by every API process through the store. */
-export interface OAuthKeys {
-  /** Private signing JWKS for oidc-provider. */
-  privateJwks: { keys: Record<string, unknown>[] };
-  /** Public half, which the MCP endpoint verifies borrower tokens against. */
-  publicJwks: { keys: Record<string, unknown>[] };
-  cookieKeys: string[];
-}
+export type { SettlementInfo, OAuthKeys };
 
 export interface AppDeps {
   env: Env;

@@ -1,6 +1,16 @@
 import { createPublicClient, getAddress, http, parseAbi } from 'viem';
 import { networkId, type Env } from '../config/env.js';
-import type { SettlementInfo } from './app-deps.js';
+
+/** What the facilitator serves about the chain side: from the deployment, never from a request. */
+export interface SettlementInfo {
+  network: string;
+  asset: string;
+  assetDecimals: number;
+  assetName: string;
+  assetVersion: string;
+  settlementContract: string;
+  settler: string;
+}
 
 const erc20 = parseAbi(['function decimals() view returns (uint8)', 'function name() view returns (string)', 'function version() view returns (string)']);
 
