@@ -13,7 +13,9 @@ const layers = [
   { name: 'worker', paths: ['workers'], may: ['activities', 'workflows', 'services', 'temporal', 'infra', 'domain', 'wire'] },
   { name: 'tooling', paths: ['tools/cli', 'tools/stack'], may: ['tools/stack', 'auth', 'services', 'temporal', 'infra', 'domain', 'wire'] },
   { name: 'bench', paths: ['bench'], may: ['tools/harness', 'tools/stack', 'services', 'temporal', 'infra', 'domain', 'wire', 'clients'] },
-  { name: 'harness', paths: ['tools/harness'], may: ['tools/stack', 'services', 'temporal', 'infra', 'domain', 'wire', 'clients'] },
+  // The harness tests and the bench share: composes the API's dependencies as src/main does, and
+  // provisions merchants with the CLI's own merchant create.
+  { name: 'harness', paths: ['tools/harness'], may: ['tools/cli', 'tools/stack', 'adapters', 'auth', 'services', 'temporal', 'infra', 'domain', 'wire', 'clients'] },
   { name: 'examples', paths: ['examples'], may: ['clients', 'wire'] },
   // Adapters: the edges that speak HTTP (REST, MCP, pages, OAuth) or Temporal (activities).
   { name: 'adapters', paths: ['src/api', 'src/mcp', 'src/borrower-web'], may: ['src/auth', 'http', 'services', 'temporal', 'infra', 'domain', 'wire'] },

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import type { World } from '../test/helpers/world.js';
+import type { World } from '../tools/harness/world.js';
 import { mapPool } from './stats.js';
 
 export interface Ceilings {

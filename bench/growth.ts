@@ -7,7 +7,9 @@
 import { randomBytes } from 'node:crypto';
 import { newId } from '@credit-facilitator/wire/ids';
 import type { IdempotencyDoc, PaymentDoc, SettlementClaimDoc } from '../src/store/documents.js';
-import type { TestBorrower, TestMerchant, World } from '../test/helpers/world.js';
+import type { ProvisionedMerchant } from '../tools/harness/merchants.js';
+import type { OnboardedBorrower } from '../tools/harness/onboarding.js';
+import type { World } from '../tools/harness/world.js';
 import { mapPool } from './stats.js';
 
 export interface PreloadResult {
@@ -30,7 +32,7 @@ interface Docs {
   claims: SettlementClaimDoc[];
 }
 
-function chunk(n: number, merchants: readonly TestMerchant[], borrowers: readonly TestBorrower[], settlement: { network: string; asset: string }, offset: number): Docs {
+function chunk(n: number, merchants: readonly ProvisionedMerchant[], borrowers: readonly OnboardedBorrower[], settlement: { network: string; asset: string }, offset: number): Docs {
   const out: Docs = { payments: [], keys: [], claims: [] };
   const base = Date.now() - 30 * 86400_000;
   let batchId = newId();
@@ -41,8 +43,8 @@ function chunk(n: number, merchants: readonly TestMerchant[], borrowers: readonl
       batchId = newId();
       tx = `0x${randomBytes(32).toString('hex')}`;
     }
-    const m = merchants[i % merchants.length] as TestMerchant;
-    const b = borrowers[(i * 7) % borrowers.length] as TestBorrower;
+    const m = merchants[i % merchants.length] as ProvisionedMerchant;
+    const b = borrowers[(i * 7) % borrowers.length] as OnboardedBorrower;
     const capturedAt = new Date(base + i * 20);
     const confirmedAt = new Date(capturedAt.getTime() + 7000);
     const paymentId = newId();
@@ -89,8 +91,8 @@ function chunk(n: number, merchants: readonly TestMerchant[], borrowers: readonl
  */
 export async function preloadPayments(
   w: World,
-  merchants: readonly TestMerchant[],
-  borrowers: readonly TestBorrower[],
+  merchants: readonly ProvisionedMerchant[],
+  borrowers: readonly OnboardedBorrower[],
   settlement: { network: string; asset: string },
   n: number,
   budgetSeconds: number,

@@ -4,7 +4,7 @@
  * Temporal, the metrics endpoints and the chain.
  */
 import type { StackHandle } from '../tools/stack/stack.js';
-import type { World } from '../test/helpers/world.js';
+import type { World } from '../tools/harness/world.js';
 import { cpuBetween, snapshot } from './cpu.js';
 import { planArrivals, runOpenLoop, type ArrivalKind, type CaptureRecord, type OpenLoopResult } from './open-loop.js';
 import { phaseProfile, type PhaseProfile } from './phases.js';

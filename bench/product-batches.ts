@@ -1,6 +1,6 @@
 import { getAbiItem, parseEventLogs } from 'viem';
 import { creditSettlementAbi } from '../src/chain/abi.js';
-import type { World } from '../test/helpers/world.js';
+import type { World } from '../tools/harness/world.js';
 
 export interface ProductBatches {
   batches: number;

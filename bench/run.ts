@@ -17,8 +17,10 @@ import { join } from 'node:path';
 import { projectRoot } from '../src/config/paths.js';
 import { throwawayStackSource } from '../tools/stack/throwaway-source.js';
 import { startStack, type StackHandle } from '../tools/stack/stack.js';
-import { onboardBorrower, agentDeps } from '../test/helpers/onboarding.js';
-import { connectWorld, newMerchant, UNTHROTTLED, type TestMerchant } from '../test/helpers/world.js';
+import { agentDeps } from '../tools/harness/agent-deps.js';
+import { newMerchant, UNTHROTTLED, type ProvisionedMerchant } from '../tools/harness/merchants.js';
+import { onboardBorrower } from '../tools/harness/onboarding.js';
+import { connectWorld } from '../tools/harness/world.js';
 import { measureCeilings, QUICK_CEILINGS, FULL_CEILINGS } from './ceilings.js';
 import { measureSettleBatchGas } from './gas.js';
 import { preloadPayments, waitForStoreBacklog, type PreloadResult } from './growth.js';
@@ -78,7 +80,7 @@ async function main() {
     console.log(`stack up in ${stackStartSeconds.toFixed(0)} s: ${processes.map((p) => p.name).join(', ')}; batch ${stack.config.BATCH_MAX_PAYMENTS} payments or ${stack.config.BATCH_MAX_WAIT_MS} ms, ${stack.config.CONFIRMATIONS} confirmation(s)`);
 
     const tOnboard = performance.now();
-    const merchants: TestMerchant[] = await mapPool(Array.from({ length: MERCHANTS }), 4, (_, i) => newMerchant(w, `Bench ${i + 1}`, { rateLimits: UNTHROTTLED }));
+    const merchants: ProvisionedMerchant[] = await mapPool(Array.from({ length: MERCHANTS }), 4, (_, i) => newMerchant(w, `Bench ${i + 1}`, { rateLimits: UNTHROTTLED }));
     const borrowers = await mapPool(Array.from({ length: BORROWERS }), 4, () => onboardBorrower(w, { perPaymentLimit: '1000000', dailyLimit: '1000000000000' }));
     const onboardingSeconds = elapsed(tOnboard);
     console.log(`onboarded ${borrowers.length} borrowers through the real agent flow and ${merchants.length} merchants in ${onboardingSeconds.toFixed(0)} s`);

@@ -14,8 +14,11 @@ import { decodePrivateKey } from '@credit-facilitator/wire/voucher';
 import { createSpendIntent, type SpendIntentRequest } from '../src/payments/spend-intents.js';
 import { changeBorrower } from '../src/store/borrower-changes.js';
 import type { SpendIntentDoc } from '../src/store/documents.js';
-import { agentDeps, prepareAndSign } from '../test/helpers/onboarding.js';
-import type { TestBorrower, TestMerchant, World } from '../test/helpers/world.js';
+import { agentDeps } from '../tools/harness/agent-deps.js';
+import { prepareAndSign } from '../tools/harness/signed-payment.js';
+import type { ProvisionedMerchant } from '../tools/harness/merchants.js';
+import type { OnboardedBorrower } from '../tools/harness/onboarding.js';
+import type { World } from '../tools/harness/world.js';
 import type { LoadVoucher } from './open-loop.js';
 import { mapPool } from './stats.js';
 
@@ -39,8 +42,8 @@ export interface VoucherBatch {
 
 export interface VoucherSource {
   w: World;
-  merchants: readonly TestMerchant[];
-  borrowers: readonly TestBorrower[];
+  merchants: readonly ProvisionedMerchant[];
+  borrowers: readonly OnboardedBorrower[];
   amount: string;
   /** How many of each batch go through the real prepare_x402_payment. */
   mcpShare: number;
@@ -51,19 +54,19 @@ export interface VoucherSource {
 const RESOURCE = 'http://127.0.0.1:9000/premium';
 
 interface Job {
-  merchant: TestMerchant;
-  borrower: TestBorrower;
+  merchant: ProvisionedMerchant;
+  borrower: OnboardedBorrower;
 }
 
 /** Merchant i mod M; the borrower shifts every round of merchants, so pairs mix. */
 function jobs(src: VoucherSource, count: number): Job[] {
   const M = src.merchants.length;
   const B = src.borrowers.length;
-  return Array.from({ length: count }, (_, i) => ({ merchant: src.merchants[i % M] as TestMerchant, borrower: src.borrowers[(i + Math.floor(i / M)) % B] as TestBorrower }));
+  return Array.from({ length: count }, (_, i) => ({ merchant: src.merchants[i % M] as ProvisionedMerchant, borrower: src.borrowers[(i + Math.floor(i / M)) % B] as OnboardedBorrower }));
 }
 
-/** The merchant's accepted offer, as the bench's PAYMENT-REQUIRED header carries it (test/helpers/onboarding.ts). */
-function accepted(settlement: { network: string; asset: string }, m: TestMerchant, amount: string): PaymentRequirements {
+/** The merchant's accepted offer, as the bench's PAYMENT-REQUIRED header carries it (tools/harness/payment-required.ts). */
+function accepted(settlement: { network: string; asset: string }, m: ProvisionedMerchant, amount: string): PaymentRequirements {
   return { scheme: 'credit', network: settlement.network, asset: settlement.asset, amount, payTo: m.payoutAddress, maxTimeoutSeconds: 600, extra: { merchantId: m.merchantId } } as PaymentRequirements;
 }
 
@@ -90,7 +93,7 @@ function intentDoc(id: string, req: SpendIntentRequest, now: Date): SpendIntentD
 }
 
 const keys = new Map<string, Uint8Array>();
-function agentKey(b: TestBorrower): Uint8Array {
+function agentKey(b: OnboardedBorrower): Uint8Array {
   let k = keys.get(b.agentPrivateKey);
   if (!k) {
     k = decodePrivateKey(b.agentPrivateKey) as Uint8Array;

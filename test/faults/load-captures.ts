@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { planArrivals, runOpenLoop, type CaptureRecord, type OpenLoopResult } from '../../bench/open-loop.js';
 import { mapPool } from '../../bench/stats.js';
 import { prepareVouchers, type PreparedVoucher, type VoucherSource } from '../../bench/vouchers.js';
-import { settledEventsFor, type CapturedPayment } from '../helpers/ledger.js';
+import { settledEventsFor } from '../helpers/ledger.js';
+import type { CapturedPayment } from '../helpers/captures.js';
 import { onboardBorrower, type OnboardedBorrower } from '../helpers/onboarding.js';
 import { newMerchant, UNTHROTTLED, type TestMerchant, type World } from '../helpers/world.js';
 

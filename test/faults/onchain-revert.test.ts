@@ -6,8 +6,8 @@ import { erc20BalanceOf, pollUntil, type World } from '../helpers/world.js';
 import { useIsolatedStack } from '../support/isolated-stack.js';
 import type { AnvilControl } from '../support/anvil-control.js';
 import { creditPool, type CreditPool } from './credit-pool.js';
-import { assertLedgerAgrees, settledEventsFor, type CapturedPayment } from '../helpers/ledger.js';
-import { capturePayments, newParties, waitForPayments } from '../helpers/captures.js';
+import { assertLedgerAgrees, settledEventsFor } from '../helpers/ledger.js';
+import { capturePayments, newParties, waitForPayments, type CapturedPayment } from '../helpers/captures.js';
 
 const CONFIRMATIONS = 2;
 

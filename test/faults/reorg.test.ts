@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import type { Hex } from 'viem';
 import { call, pollUntil, type World } from '../helpers/world.js';
 import { useIsolatedStack } from '../support/isolated-stack.js';
-import { assertLedgerAgrees, type CapturedPayment } from '../helpers/ledger.js';
-import { capturePayments, newParties, waitForPayments } from '../helpers/captures.js';
+import { assertLedgerAgrees } from '../helpers/ledger.js';
+import { capturePayments, newParties, waitForPayments, type CapturedPayment } from '../helpers/captures.js';
 
 const CONFIRMATIONS = 3;
 

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { call, type World } from '../helpers/world.js';
 import { useIsolatedStack } from '../support/isolated-stack.js';
 import type { ProxyMode } from '../support/tcp-proxy.js';
-import { assertLedgerAgrees, settledEventsFor, type CapturedPayment } from '../helpers/ledger.js';
-import { capturePayments, newParties, waitForPayments } from '../helpers/captures.js';
+import { assertLedgerAgrees, settledEventsFor } from '../helpers/ledger.js';
+import { capturePayments, newParties, waitForPayments, type CapturedPayment } from '../helpers/captures.js';
 
 // 60 s in all: first the node refuses connections (it is down), then it swallows them (packets dropped, every call hangs).
 const OUTAGE: { mode: ProxyMode; ms: number }[] = [

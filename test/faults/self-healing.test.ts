@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import type { PreparedVoucher } from '../../bench/vouchers.js';
 import { StackSupervisor } from '../../tools/stack/supervisor.js';
-import { assertLedgerAgrees, type CapturedPayment } from '../helpers/ledger.js';
+import { assertLedgerAgrees } from '../helpers/ledger.js';
+import type { CapturedPayment } from '../helpers/captures.js';
 import { useIsolatedStack } from '../support/isolated-stack.js';
 import { awaitSettlements, capturedPayment, loadParties, planLoad, retryUntilDecided } from './load-captures.js';
 

@@ -3,8 +3,8 @@ import { parseHostPort } from '../../tools/stack/args.js';
 import { portOpen } from '../../tools/stack/processes.js';
 import { capture } from '../helpers/world.js';
 import { useIsolatedStack } from '../support/isolated-stack.js';
-import { assertLedgerAgrees, type CapturedPayment } from '../helpers/ledger.js';
-import { capturePayments, newParties, prepareVouchers, waitForPayments, type Parties, type PreparedVoucher } from '../helpers/captures.js';
+import { assertLedgerAgrees } from '../helpers/ledger.js';
+import { capturePayments, newParties, prepareVouchers, waitForPayments, type Parties, type PreparedVoucher, type CapturedPayment } from '../helpers/captures.js';
 
 // 25 s down outlasts the Temporal client's own retries (about 20 s): the payment workflow's start really fails.
 const CASES = [

@@ -1,6 +1,6 @@
 import { useIsolatedStack } from '../support/isolated-stack.js';
-import { assertLedgerAgrees, type CapturedPayment } from '../helpers/ledger.js';
-import { captureVouchers, newParties, prepareVouchers, waitForAny, waitForPayments } from '../helpers/captures.js';
+import { assertLedgerAgrees } from '../helpers/ledger.js';
+import { captureVouchers, newParties, prepareVouchers, waitForAny, waitForPayments, type CapturedPayment } from '../helpers/captures.js';
 
 const KILLS = 20;
 const PER_ROUND = 2;

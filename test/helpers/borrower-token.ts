@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { importJWK, SignJWT, type JWK } from 'jose';
-import { loadOrCreateOAuthKeys } from '../../src/auth/oauth/keys.js';
+import { loadOrCreateOAuthKeys } from '../../src/store/oauth-keys.js';
 import { mcpUrl, oauthIssuer } from '../../src/config/env.js';
 import { GRANT_ID_CLAIM } from '../../src/store/oauth-grants.js';
 import type { World } from './world.js';

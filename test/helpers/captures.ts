@@ -1,7 +1,6 @@
 import { paymentStateInBatch, type PaymentState } from '../../src/domain/payment.js';
 import assert from 'node:assert/strict';
 import type { PaymentDoc } from '../../src/store/documents.js';
-import type { CapturedPayment } from './ledger.js';
 import { capture, newBorrower, newMerchant, newVoucher, UNTHROTTLED, type TestBorrower, type TestMerchant, type TestVoucher, type World } from './world.js';
 
 /** A fresh merchant and borrower, used by one test only, so their balances are that test's sums. */
@@ -13,6 +12,14 @@ export interface Parties {
 export async function newParties(w: World, name: string): Promise<Parties> {
   const [merchant, borrower] = await Promise.all([newMerchant(w, name, { rateLimits: UNTHROTTLED }), newBorrower(w)]);
   return { merchant, borrower };
+}
+
+/** A captured payment and what it must add up to once settled. */
+export interface CapturedPayment {
+  paymentId: string;
+  amount: bigint;
+  merchant: TestMerchant;
+  borrowerId: string;
 }
 
 export interface PreparedVoucher {

@@ -1,17 +1,9 @@
-import { paymentViews } from './captures.js';
+import { paymentViews, type CapturedPayment } from './captures.js';
 import assert from 'node:assert/strict';
 import { getAbiItem, type Hex } from 'viem';
 import { creditSettlementAbi } from '../../src/chain/abi.js';
 import { uuidToBytes32 } from '@credit-facilitator/wire/ids';
-import { erc20BalanceOf, paymentSettledEvent, pollUntil, type TestMerchant, type World } from './world.js';
-
-/** A captured payment and what it must add up to once settled. */
-export interface CapturedPayment {
-  paymentId: string;
-  amount: bigint;
-  merchant: TestMerchant;
-  borrowerId: string;
-}
+import { erc20BalanceOf, paymentSettledEvent, pollUntil, type World } from './world.js';
 
 const batchSettledEvent = getAbiItem({ abi: creditSettlementAbi, name: 'BatchSettled' });
 

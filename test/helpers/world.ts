@@ -1,81 +1,28 @@
-import type { MerchantRateLimits } from '../../src/store/documents.js';
-import { setMerchantRateLimits } from '../../src/store/merchants.js';
-import { Client, Connection } from '@temporalio/client';
 import { encodePaymentSignatureHeader } from '@x402/core/http';
-import { createPublicClient, http, parseAbiItem, type Hex } from 'viem';
-import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts';
+import { parseAbiItem } from 'viem';
 import { randomUUID } from 'node:crypto';
 import type { PreparedPayment, PrepareOptions } from '../../src/agents/prepare-payment.js';
-import { loadEnv } from '../../src/config/env.js';
-import type { CliContext } from '../../tools/cli/context.js';
-import { createMerchant } from '../../tools/cli/merchant-commands.js';
 import { signedCreditPayload } from '@credit-facilitator/wire/credit-envelope';
 import { decodePrivateKey, encodeKey, publicKeyFromPrivate, type Voucher } from '@credit-facilitator/wire/voucher';
-import { connectStore, type Store } from '../../src/store/mongo.js';
 import { getStack } from '../support/stack.js';
 import { readJsonResponse, type JsonResponse } from '../support/http.js';
-import { onboardBorrower, prepareAndSign, prepareAndSignRequired, type OnboardedBorrower, type OnboardOptions, type SignedPayment } from './onboarding.js';
+import { connectWorld, type World } from '../../tools/harness/world.js';
+import type { ProvisionedMerchant } from '../../tools/harness/merchants.js';
+import { onboardBorrower, type OnboardedBorrower, type OnboardOptions } from '../../tools/harness/onboarding.js';
+import { prepareAndSign, prepareAndSignRequired, type SignedPayment } from '../../tools/harness/signed-payment.js';
 
-export interface World {
-  env: Record<string, string>;
-  baseUrl: string;
-  store: Store;
-  cli: CliContext;
-  temporal: Client;
-  publicClient: ReturnType<typeof createPublicClient>;
-  settlement: Hex;
-  asset: Hex;
-}
+export { closeWorld, connectWorld, type World } from '../../tools/harness/world.js';
+export { newMerchant, UNTHROTTLED } from '../../tools/harness/merchants.js';
 
 let cached: Promise<World> | null = null;
 
-/** The running stack plus clients to look behind the API: the store, Temporal and the chain. */
+/** The test stack plus clients to look behind the API (stays open for the whole run). */
 export function world(): Promise<World> {
   cached ??= getStack().then((stack) => connectWorld(stack.env));
   return cached;
 }
 
-/** Clients for a stack whose children run with `env` (the test stack's, or the bench's own). */
-export async function connectWorld(env: Record<string, string>): Promise<World> {
-  const parsed = loadEnv({ ...process.env, ...env });
-  const store = await connectStore(env.MONGODB_URI as string, parsed.MONGODB_DB);
-  const temporal = new Client({ connection: await Connection.connect({ address: env.TEMPORAL_ADDRESS as string }), namespace: parsed.TEMPORAL_NAMESPACE });
-  return {
-    env,
-    baseUrl: `http://${parsed.API_HOST}:${parsed.API_PORT}/api/v1`,
-    store,
-    cli: { env: parsed, store, dataDir: env.DATA_DIR as string },
-    temporal,
-    publicClient: createPublicClient({ transport: http(env.RPC_URL as string) }),
-    settlement: env.SETTLEMENT_CONTRACT_ADDRESS as Hex,
-    asset: env.ASSET_ADDRESS as Hex,
-  };
-}
-
-/** Closes the clients connectWorld opened (the shared world() stays open for the whole run). */
-export async function closeWorld(w: World): Promise<void> {
-  await Promise.allSettled([w.store.close(), w.temporal.connection.close()]);
-}
-
-export interface TestMerchant {
-  merchantId: string;
-  apiKey: string;
-  keyId: string;
-  payoutAddress: Hex;
-  /** The payout wallet's key: it signs refunds. */
-  payoutKey: Hex;
-}
-
-/** Limits high enough that a test firing many requests at once is never throttled by accident. */
-export const UNTHROTTLED: MerchantRateLimits = { verify: { perMinute: 1_000_000, burst: 100_000 }, capture: { perMinute: 1_000_000, burst: 100_000 } };
-
-export async function newMerchant(w: World, name = 'Test Merchant', opts: { rateLimits?: MerchantRateLimits } = {}): Promise<TestMerchant> {
-  const payoutKey = generatePrivateKey();
-  const payout = privateKeyToAddress(payoutKey);
-  const m = await createMerchant(w.cli, name, payout);
-  if (opts.rateLimits) await setMerchantRateLimits(w.store.c, m.merchantId, opts.rateLimits);
-  return { merchantId: m.merchantId, apiKey: m.apiKey, keyId: m.keyId, payoutAddress: payout, payoutKey };
-}
+export type TestMerchant = ProvisionedMerchant;
 
 /** A borrower onboarded through the real agent flow, ACTIVE with one granted agent key. */
 export type TestBorrower = OnboardedBorrower;

@@ -1,7 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { exportJWK, generateKeyPair } from 'jose';
-import type { OAuthKeys } from './oauth-keys.js';
-import { insertOnce, type Store } from '../../store/mongo.js';
+import { insertOnce, type Store } from './mongo.js';
+
+/** The authorization server's keys and cookie secrets, shared by every API process through the store. */
+export interface OAuthKeys {
+  /** Private signing JWKS for oidc-provider. */
+  privateJwks: { keys: Record<string, unknown>[] };
+  /** Public half, which the MCP endpoint verifies borrower tokens against. */
+  publicJwks: { keys: Record<string, unknown>[] };
+  cookieKeys: string[];
+}
 
 interface OAuthKeysDoc {
   _id: 'current';
