@@ -88,8 +88,8 @@ module.exports = {
   ],
   allowedSeverity: 'error',
   options: {
-    doNotFollow: { path: ['node_modules', '^dist/', '^packages/[^/]+/dist/'] },
-    exclude: { path: ['^dist/', '^data/', '^packages/[^/]+/dist/', '\\.d\\.ts$'] },
+    doNotFollow: { path: ['node_modules', '^dist/', '^packages/[^/]+/dist/', '^packages/[^/]+/dist-test/'] },
+    exclude: { path: ['^dist/', '^data/', '^packages/[^/]+/dist/', '^packages/[^/]+/dist-test/', '\\.d\\.ts$'] },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.depcruise.json' },
     enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'types', 'default'], extensions: ['.ts', '.js'] },

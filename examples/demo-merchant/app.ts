@@ -5,13 +5,13 @@ import Koa, { type Context } from 'koa';
 import Router from '@koa/router';
 import { z } from 'zod';
 import { decodePaymentSignatureHeader, encodePaymentRequiredHeader, encodePaymentResponseHeader } from '@x402/core/http';
-import type { SettleResponse } from '@x402/core/types';
+import { FacilitatorResponseError } from '@x402/core/server';
+import type { PaymentPayload } from '@x402/core/types';
 import { isUuidV4 } from '@credit-facilitator/wire/ids';
-import { createLogger, type Logger } from '../../src/observability/logger.js';
+import { CreditFacilitatorClient, settleFromFinalReceipt, settleSuccess, type CaptureOutcome, type Receipt } from '@credit-facilitator/x402-credit';
 import type { DemoMerchantConfig } from './config.js';
-import { FacilitatorClient, type SettlementTarget } from './facilitator-client.js';
-import type { ReceiptAnswer } from '@credit-facilitator/wire/facilitator-answers';
-import { creditRequirements, paymentRequired, type Offer, type PricingTerms } from './payment-required.js';
+import { demoLogger, type DemoLogger } from './logger.js';
+import { creditRequirements, paymentRequired, settlementTarget, type Offer, type PricingTerms, type SettlementTarget } from './payment-required.js';
 
 export interface DemoMerchant {
   /** Origin the server listens on, e.g. http://127.0.0.1:8410. */
@@ -22,7 +22,7 @@ export interface DemoMerchant {
 }
 
 export interface DemoMerchantOptions {
-  logger?: Logger;
+  logger?: DemoLogger;
   fetch?: typeof fetch;
 }
 
@@ -36,13 +36,18 @@ const PaidEnvelopeSchema = z.looseObject({
   }),
 });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /** Starts the demo merchant: reads the facilitator's network and asset, then listens. */
 export async function createDemoMerchant(config: DemoMerchantConfig, opts: DemoMerchantOptions = {}): Promise<DemoMerchant> {
-  const logger = opts.logger ?? createLogger(config.logLevel, { service: 'demo-merchant' });
-  const facilitator = new FacilitatorClient(config.facilitatorUrl, config.apiKey, opts.fetch ?? fetch);
-  const target = await facilitator.supported();
+  const logger = opts.logger ?? demoLogger(config.logLevel, { service: 'demo-merchant' });
+  const facilitator = new CreditFacilitatorClient({
+    baseUrl: config.facilitatorUrl,
+    apiKey: config.apiKey,
+    confirmTimeoutMs: config.confirmTimeoutMs,
+    pollIntervalMs: config.pollIntervalMs,
+    logger,
+    ...(opts.fetch ? { fetch: opts.fetch } : {}),
+  });
+  const target = settlementTarget(await facilitator.getSupported());
   let url = config.publicUrl ?? '';
   const app = demoMerchantApp(config, target, facilitator, logger, () => url);
   const server = createServer(app.callback());
@@ -67,8 +72,8 @@ function closeServer(server: Server): Promise<void> {
 export function demoMerchantApp(
   config: DemoMerchantConfig,
   target: SettlementTarget,
-  facilitator: FacilitatorClient,
-  logger: Logger,
+  facilitator: CreditFacilitatorClient,
+  logger: DemoLogger,
   origin: () => string,
 ): Koa {
   const terms: PricingTerms = {
@@ -127,8 +132,8 @@ export function demoMerchantApp(
 interface SaleDeps {
   config: DemoMerchantConfig;
   terms: PricingTerms;
-  facilitator: FacilitatorClient;
-  logger: Logger;
+  facilitator: CreditFacilitatorClient;
+  logger: DemoLogger;
 }
 
 async function sellItem(ctx: Context, d: SaleDeps, item: string, offer: Offer, signature: string, orderQuery: string | undefined): Promise<void> {
@@ -148,8 +153,16 @@ async function sellItem(ctx: Context, d: SaleDeps, item: string, offer: Offer, s
 
   const rawKey = ctx.get('idempotency-key');
   const idempotencyKey = isUuidV4(rawKey) ? rawKey.toLowerCase() : randomUUID();
-  const body = { x402Version: 2, paymentPayload: decoded, paymentRequirements: creditRequirements(d.terms, voucher.orderRef) };
-  const outcome = await d.facilitator.capture(body, idempotencyKey);
+  let outcome: CaptureOutcome;
+  try {
+    outcome = await d.facilitator.capture(decoded as PaymentPayload, creditRequirements(d.terms, voucher.orderRef), { idempotencyKey });
+  } catch (err) {
+    if (!(err instanceof FacilitatorResponseError)) throw err;
+    d.logger.error('capture failed', { orderRef: voucher.orderRef, error: err });
+    ctx.status = 502;
+    ctx.body = { error: 'facilitator_unavailable' };
+    return;
+  }
   switch (outcome.kind) {
     case 'rejected':
       d.logger.info('capture rejected', { orderRef: voucher.orderRef, reason: outcome.reason });
@@ -159,11 +172,6 @@ async function sellItem(ctx: Context, d: SaleDeps, item: string, offer: Offer, s
       ctx.set('Retry-After', String(outcome.retryAfterSeconds));
       ctx.body = { error: 'facilitator_busy', retryAfterSeconds: outcome.retryAfterSeconds };
       return;
-    case 'failed':
-      d.logger.error('capture failed', { orderRef: voucher.orderRef, status: outcome.status, code: outcome.code });
-      ctx.status = 502;
-      ctx.body = { error: 'facilitator_unavailable' };
-      return;
     case 'captured':
       break;
   }
@@ -171,11 +179,11 @@ async function sellItem(ctx: Context, d: SaleDeps, item: string, offer: Offer, s
   d.logger.info('payment captured', { orderRef: voucher.orderRef, paymentId: captured.paymentId, replayed: outcome.replayed });
   if (d.config.delivery === 'captured') return deliver(ctx, item, captured);
 
-  const settled = await waitForSettlement(d, captured);
+  const settled = await d.facilitator.waitForSettlement(captured);
   if (settled.status === 'CONFIRMED') return deliver(ctx, item, settled);
-  if (settled.status === 'FAILED') {
-    ctx.set('PAYMENT-RESPONSE', encodePaymentResponseHeader(settleResponse(settled, false)));
-    return answerPaymentRequired(ctx, d.terms, paidOffer, `settlement_failed: ${settled.failureReason ?? 'unknown'}`);
+  if (settled.status === 'FAILED' || settled.status === 'VOIDED') {
+    ctx.set('PAYMENT-RESPONSE', encodePaymentResponseHeader(settleFromFinalReceipt(settled, 0)));
+    return answerPaymentRequired(ctx, d.terms, paidOffer, settled.status === 'FAILED' ? `settlement_failed: ${settled.failureReason ?? 'unknown'}` : 'payment_voided');
   }
   ctx.status = 202;
   ctx.set('Retry-After', '2');
@@ -188,37 +196,9 @@ async function sellItem(ctx: Context, d: SaleDeps, item: string, offer: Offer, s
   };
 }
 
-async function waitForSettlement(d: SaleDeps, captured: ReceiptAnswer): Promise<ReceiptAnswer> {
-  const deadline = Date.now() + d.config.confirmTimeoutMs;
-  let last = captured;
-  while (last.status !== 'CONFIRMED' && last.status !== 'FAILED' && Date.now() < deadline) {
-    await sleep(Math.min(d.config.pollIntervalMs, Math.max(0, deadline - Date.now())));
-    last = (await d.facilitator.payment(captured.paymentId).catch(() => null)) ?? last;
-  }
-  return last;
-}
-
-function settleResponse(r: ReceiptAnswer, success: boolean): SettleResponse {
-  return {
-    success,
-    ...(success ? {} : { errorReason: 'settlement_failed', ...(r.failureReason ? { errorMessage: r.failureReason } : {}) }),
-    transaction: r.transaction ?? '',
-    network: r.network as `${string}:${string}`,
-    payer: r.payer,
-    amount: r.amount,
-    extra: {
-      paymentId: r.paymentId,
-      status: r.status,
-      orderRef: r.orderRef,
-      ...(r.batchId ? { batchId: r.batchId } : {}),
-      ...(r.blockNumber ? { blockNumber: r.blockNumber } : {}),
-    },
-  };
-}
-
-function deliver(ctx: Context, item: string, r: ReceiptAnswer): void {
+function deliver(ctx: Context, item: string, r: Receipt): void {
   ctx.status = 200;
-  ctx.set('PAYMENT-RESPONSE', encodePaymentResponseHeader(settleResponse(r, true)));
+  ctx.set('PAYMENT-RESPONSE', encodePaymentResponseHeader(settleSuccess(r)));
   ctx.set('Cache-Control', 'private, no-store');
   ctx.body = {
     item,

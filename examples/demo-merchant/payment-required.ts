@@ -1,5 +1,20 @@
-import type { PaymentRequired, PaymentRequirements } from '@x402/core/types';
-import type { SettlementTarget } from './facilitator-client.js';
+import type { PaymentRequired, PaymentRequirements, SupportedResponse } from '@x402/core/types';
+
+/** What the demo merchant needs from GET /facilitator/supported: where and in what it is paid. */
+export interface SettlementTarget {
+  network: `${string}:${string}`;
+  asset: string;
+}
+
+/** The facilitator's credit kind, or an error that says what is missing. */
+export function settlementTarget(supported: SupportedResponse): SettlementTarget {
+  const kind = supported.kinds.find((k) => k.x402Version === 2 && k.scheme === 'credit');
+  const asset = kind?.extra?.asset;
+  if (!kind || typeof asset !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(asset)) {
+    throw new Error('GET /facilitator/supported: no credit kind with a network and asset');
+  }
+  return { network: kind.network, asset: asset.toLowerCase() };
+}
 
 export interface Offer {
   /** Absolute URL of the resource, without query: the voucher's `resource` must equal it. */

@@ -1,41 +1,14 @@
 // Imported by Temporal workflow code: keep this file free of Node built-ins and dependencies.
-import type { RefundView } from './refunds.js';
+import { PAYMENT_STATUSES, type PaymentStatus } from '@credit-facilitator/wire/payment-status';
 
-export type PaymentStatus = 'QUEUED' | 'SUBMITTED' | 'CONFIRMED' | 'FAILED' | 'VOIDED';
+// The receipt's shape is the wire's (one definition for the server, its OpenAPI document and the clients).
+export type { Receipt } from '@credit-facilitator/wire/receipt';
+export { PAYMENT_STATUSES, type PaymentStatus };
 
-export const PAYMENT_STATUSES: readonly PaymentStatus[] = ['QUEUED', 'SUBMITTED', 'CONFIRMED', 'FAILED', 'VOIDED'];
 export const TERMINAL_STATUSES: readonly PaymentStatus[] = ['CONFIRMED', 'FAILED', 'VOIDED'];
 
 export function isTerminal(status: PaymentStatus): boolean {
   return TERMINAL_STATUSES.includes(status);
-}
-
-export interface Receipt {
-  paymentId: string;
-  status: PaymentStatus;
-  merchantId: string;
-  /** The borrower id. */
-  payer: string;
-  /** Base units, decimal string. */
-  amount: string;
-  asset: string;
-  network: string;
-  orderRef: string;
-  /** ISO 8601. */
-  capturedAt: string;
-  batchId?: string;
-  transaction?: string;
-  /** Decimal string. */
-  blockNumber?: string;
-  /** ISO 8601. */
-  confirmedAt?: string;
-  failureReason?: string;
-  /** ISO 8601, when the merchant voided the payment before any batch claimed it. */
-  voidedAt?: string;
-  /** CONFIRMED payments the merchant refunded from: the sum of SUCCEEDED refunds, decimal string. */
-  amountRefunded?: string;
-  /** Every refund asked for, oldest first (see src/domain/refunds.ts). */
-  refunds?: RefundView[];
 }
 
 export interface PaymentState {

@@ -5,8 +5,11 @@
  * rules: what a valid authorization looks like for a payment, and how refunds add up.
  */
 
-export type RefundStatus = 'PENDING' | 'SUBMITTED' | 'SUCCEEDED' | 'FAILED';
-export const REFUND_STATUSES: readonly RefundStatus[] = ['PENDING', 'SUBMITTED', 'SUCCEEDED', 'FAILED'];
+import type { RefundView } from '@credit-facilitator/wire/receipt';
+
+// The refund's shape and statuses are the wire's, like the receipt that carries them.
+export { REFUND_STATUSES, type RefundStatus } from '@credit-facilitator/wire/payment-status';
+export type { RefundView };
 
 /** The EIP-3009 message as decimal and hex strings (what the API takes and the store keeps). */
 export interface RefundAuthorizationFields {
@@ -16,21 +19,6 @@ export interface RefundAuthorizationFields {
   validAfter: string;
   validBefore: string;
   nonce: string;
-}
-
-/** One refund as a poll and a webhook show it. */
-export interface RefundView {
-  refundId: string;
-  /** Base units, decimal string. */
-  amount: string;
-  status: RefundStatus;
-  /** ISO 8601. */
-  createdAt: string;
-  transaction?: string;
-  blockNumber?: string;
-  /** How much of the borrower's debt the refund cleared (less than amount when the borrower had already repaid). */
-  debtReduced?: string;
-  failureReason?: string;
 }
 
 /** Refunds that still count against the payment: pending ones hold their amount until they fail. */

@@ -5,6 +5,7 @@ import {
   captureIdempotencyKey,
   captureOutcomeFrom,
   facilitatorBody,
+  isFinalStatus,
   receiptFrom,
   settleFailure,
   settleFromFinalReceipt,
@@ -78,7 +79,7 @@ export class CreditFacilitatorClient implements FacilitatorClient {
 
   async settle(paymentPayload: PaymentPayload, paymentRequirements: PaymentRequirements): Promise<SettleResponse> {
     const network = paymentRequirements.network;
-    const outcome = await this.#capture(paymentPayload, paymentRequirements);
+    const outcome = await this.capture(paymentPayload, paymentRequirements);
     switch (outcome.kind) {
       case 'rejected':
         this.#log.info('capture rejected', { reason: outcome.reason });
@@ -91,10 +92,10 @@ export class CreditFacilitatorClient implements FacilitatorClient {
     const receipt = outcome.receipt;
     this.#log.info('payment captured', { paymentId: receipt.paymentId, status: receipt.status, replayed: outcome.replayed });
     if (this.#waitFor === 'captured') {
-      return receipt.status === 'FAILED' ? settleFromFinalReceipt(receipt, 0) : settleSuccess(receipt);
+      return receipt.status === 'FAILED' || receipt.status === 'VOIDED' ? settleFromFinalReceipt(receipt, 0) : settleSuccess(receipt);
     }
     const started = Date.now();
-    const last = await this.#waitForFinal(receipt);
+    const last = await this.waitForSettlement(receipt);
     const answer = settleFromFinalReceipt(last, Date.now() - started);
     if (!answer.success) this.#log.warn('payment not confirmed', { paymentId: last.paymentId, status: last.status, reason: answer.errorReason });
     return answer;
@@ -117,23 +118,31 @@ export class CreditFacilitatorClient implements FacilitatorClient {
    * through so settle() resumes that payment instead of refusing a paid order.
    */
   async #resumedCapture(paymentPayload: PaymentPayload, requirements: PaymentRequirements, refused: VerifyResponse): Promise<VerifyResponse> {
-    const replay = await this.#capture(paymentPayload, requirements).catch(() => null);
+    const replay = await this.capture(paymentPayload, requirements).catch(() => null);
     if (replay?.kind !== 'captured' || !replay.replayed) return refused;
     this.#log.info('resuming an earlier capture', { paymentId: replay.receipt.paymentId });
     return { isValid: true, payer: replay.receipt.payer, extra: { paymentId: replay.receipt.paymentId, resumed: true } };
   }
 
-  async #capture(paymentPayload: PaymentPayload, requirements: PaymentRequirements): Promise<CaptureOutcome> {
+  /**
+   * POST /facilitator/capture for a payment, for merchants that drive the facilitator themselves
+   * instead of through x402ResourceServer (the demo merchant). The Idempotency-Key defaults to the
+   * one derived from the voucher (captureIdempotencyKey); pass the agent's own when the request
+   * carried one. Throws FacilitatorResponseError when the facilitator cannot be reached or answers
+   * something unusable (401/403/5xx): a configuration or service problem, not the payment's.
+   */
+  async capture(paymentPayload: PaymentPayload, requirements: PaymentRequirements, opts: { idempotencyKey?: string } = {}): Promise<CaptureOutcome> {
     const { status, json, retryAfter } = await this.#request('POST', '/facilitator/capture', facilitatorBody(paymentPayload, requirements), {
-      'idempotency-key': captureIdempotencyKey(paymentPayload),
+      'idempotency-key': opts.idempotencyKey ?? captureIdempotencyKey(paymentPayload),
     });
     return this.#usable(() => captureOutcomeFrom(status, json, retryAfter));
   }
 
-  async #waitForFinal(first: Receipt): Promise<Receipt> {
+  /** Polls a captured payment until it is CONFIRMED, FAILED or VOIDED, or confirmTimeoutMs passes; the last receipt seen. */
+  async waitForSettlement(first: Receipt): Promise<Receipt> {
     const deadline = Date.now() + this.#confirmTimeoutMs;
     let last = first;
-    while (last.status !== 'CONFIRMED' && last.status !== 'FAILED' && Date.now() < deadline) {
+    while (!isFinalStatus(last.status) && Date.now() < deadline) {
       await sleep(Math.min(this.#pollIntervalMs, Math.max(0, deadline - Date.now())));
       last = (await this.payment(first.paymentId)) ?? last;
     }

@@ -3,14 +3,8 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import type { Network, PaymentPayload, PaymentRequirements, SettleResponse, SupportedResponse, VerifyResponse } from '@x402/core/types';
 import { canonicalJson } from '@credit-facilitator/wire/canonical';
-import {
-  CaptureAnswerSchema,
-  ErrorAnswerSchema,
-  NetworkAnswer,
-  ReceiptAnswerSchema,
-  retryAfterSeconds,
-  type ReceiptAnswer,
-} from '@credit-facilitator/wire/facilitator-answers';
+import { ErrorAnswerSchema, NetworkAnswer, retryAfterSeconds } from '@credit-facilitator/wire/facilitator-answers';
+import { CaptureResponseSchema, ReceiptSchema, type Receipt } from '@credit-facilitator/wire/receipt';
 
 /**
  * Pure translation between our facilitator API (docs/api.md) and the shapes @x402/core's
@@ -18,7 +12,7 @@ import {
  * does the HTTP and calls these.
  */
 
-export type Receipt = ReceiptAnswer;
+export type { Receipt };
 
 const VerifyOkSchema = z.looseObject({
   isValid: z.boolean(),
@@ -105,7 +99,7 @@ export type CaptureOutcome =
 /** POST /facilitator/capture → outcome. 401/403/5xx and malformed answers are unusable (a configuration or service problem, not the payment's). */
 export function captureOutcomeFrom(status: number, json: unknown, retryAfter: string | null): CaptureOutcome {
   if (status === 200) {
-    const ok = CaptureAnswerSchema.safeParse(json);
+    const ok = CaptureResponseSchema.safeParse(json);
     if (!ok.success) throw new UnusableAnswer('facilitator capture answered 200 without a receipt');
     return { kind: 'captured', receipt: ok.data.receipt, replayed: ok.data.replayed };
   }
@@ -122,7 +116,7 @@ export function captureOutcomeFrom(status: number, json: unknown, retryAfter: st
 /** GET /facilitator/payments/{id} → receipt, or null when the answer is not one (the caller keeps polling). */
 export function receiptFrom(status: number, json: unknown): Receipt | null {
   if (status !== 200) return null;
-  const r = ReceiptAnswerSchema.safeParse(json);
+  const r = ReceiptSchema.safeParse(json);
   return r.success ? r.data : null;
 }
 
@@ -160,10 +154,16 @@ export function settleFailure(network: Network, errorReason: string, errorMessag
   };
 }
 
+/** A status the payment never leaves: waiting for settlement stops there. */
+export function isFinalStatus(status: Receipt['status']): boolean {
+  return status === 'CONFIRMED' || status === 'FAILED' || status === 'VOIDED';
+}
+
 /** What settle() answers for the last receipt seen while waiting for CONFIRMED. */
 export function settleFromFinalReceipt(r: Receipt, waitedMs: number): SettleResponse {
   if (r.status === 'CONFIRMED') return settleSuccess(r);
   if (r.status === 'FAILED') return settleFailure(r.network as Network, 'settlement_failed', r.failureReason ?? 'the settlement batch failed', r);
+  if (r.status === 'VOIDED') return settleFailure(r.network as Network, 'payment_voided', `payment ${r.paymentId} was voided by the merchant`, r);
   return settleFailure(
     r.network as Network,
     'settlement_timeout',

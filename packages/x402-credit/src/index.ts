@@ -1,4 +1,13 @@
 export { CreditSchemeClient, CreditSchemeClientError, type CreditSchemeClientOptions, type PreparingAgent } from './credit-scheme-client.js';
 export { CreditSchemeServer, type CreditSchemeServerOptions } from './credit-scheme-server.js';
 export { CreditFacilitatorClient, type CreditFacilitatorClientOptions } from './credit-facilitator-client.js';
-export { captureIdempotencyKey, requirementsForPayment } from './facilitator-mapping.js';
+export {
+  captureIdempotencyKey,
+  isFinalStatus,
+  requirementsForPayment,
+  settleFromFinalReceipt,
+  settleSuccess,
+  type CaptureOutcome,
+  type Receipt,
+} from './facilitator-mapping.js';
+export type { ClientLogger } from './logger.js';

@@ -1,46 +1,17 @@
 import { z } from 'zod';
 import { INVALID_REASONS } from '@credit-facilitator/wire/invalid-reasons';
-import { PAYMENT_STATUSES } from '../../domain/payment.js';
-import { REFUND_STATUSES } from '../../domain/refunds.js';
+import { CaptureResponseSchema, ReceiptSchema, RefundSchema } from '@credit-facilitator/wire/receipt';
 import { ERROR_STATUS, type ErrorCode } from '../../domain/errors.js';
 
 /**
  * What the facilitator answers, as zod schemas: the OpenAPI document is generated from these
  * and the request schemas, and the contract test checks real responses against the document.
+ * The receipt's schemas are the wire package's, shared with the clients.
  */
 const BaseUnits = z.string().regex(/^[0-9]+$/).describe('Amount in the asset base units');
 const IsoTime = z.string().describe('ISO 8601 timestamp');
 
-export const RefundSchema = z.object({
-  refundId: z.string(),
-  amount: BaseUnits,
-  status: z.enum(REFUND_STATUSES as [string, ...string[]]).describe('PENDING -> SUBMITTED -> SUCCEEDED, or FAILED (its amount is then refundable again)'),
-  createdAt: IsoTime,
-  transaction: z.string().optional().describe('The refundWithAuthorization transaction'),
-  blockNumber: z.string().optional(),
-  debtReduced: BaseUnits.optional().describe("How much of the borrower's on-chain debt the refund cleared (less than amount if they had already repaid)"),
-  failureReason: z.string().optional(),
-});
-
-export const ReceiptSchema = z.object({
-  paymentId: z.string().describe('Poll GET /facilitator/payments/{paymentId} with it'),
-  status: z.enum(PAYMENT_STATUSES as [string, ...string[]]),
-  merchantId: z.string(),
-  payer: z.string().describe('The borrower id'),
-  amount: BaseUnits,
-  asset: z.string(),
-  network: z.string(),
-  orderRef: z.string(),
-  capturedAt: IsoTime,
-  batchId: z.string().optional(),
-  transaction: z.string().optional(),
-  blockNumber: z.string().optional(),
-  confirmedAt: IsoTime.optional(),
-  failureReason: z.string().optional(),
-  voidedAt: IsoTime.optional().describe('When the merchant voided it (status VOIDED)'),
-  amountRefunded: BaseUnits.optional().describe('CONFIRMED payments with refunds: the sum of SUCCEEDED refunds'),
-  refunds: z.array(RefundSchema).optional().describe('Every refund asked for, oldest first'),
-});
+export { CaptureResponseSchema, ReceiptSchema, RefundSchema };
 
 export const RefundResponseSchema = z.object({
   refund: RefundSchema,
@@ -57,11 +28,6 @@ export const RefundAuthorizationResponseSchema = z.object({
     })
     .describe('EIP-712 typed data for eth_signTypedData_v4, signed by the payout wallet'),
   refundable: BaseUnits.describe('What is left to refund, pending refunds counted'),
-});
-
-export const CaptureResponseSchema = z.object({
-  receipt: ReceiptSchema,
-  replayed: z.boolean().describe('true when this replays the first receipt for the same Idempotency-Key and body'),
 });
 
 export const VoidResponseSchema = z.object({

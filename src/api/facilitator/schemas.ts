@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { PaymentRequirementsSchema } from '@credit-facilitator/wire/envelope';
-import { PAYMENT_STATUSES, type PaymentStatus } from '../../domain/payment.js';
+import { PAYMENT_STATUSES } from '../../domain/payment.js';
 
 /** The request's outer shape; the credit envelope inside is judged by the domain rules. */
 export const VerifyBodySchema = z.object({
@@ -28,7 +28,7 @@ export const PaymentListQuerySchema = z
   .strictObject({
     limit: z.coerce.number().int().min(1).max(100).optional(),
     starting_after: z.string().max(64).optional(),
-    status: z.enum(PAYMENT_STATUSES as [PaymentStatus, ...PaymentStatus[]]).optional(),
+    status: z.enum(PAYMENT_STATUSES).optional(),
     orderRef: z.string().min(1).max(256).optional(),
     batchId: z.string().max(64).optional(),
     'created[gte]': IsoInstant.optional(),

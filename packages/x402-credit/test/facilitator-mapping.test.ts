@@ -6,6 +6,8 @@ import { CreditFacilitatorClient } from '@credit-facilitator/x402-credit/credit-
 import {
   captureIdempotencyKey,
   captureOutcomeFrom,
+  isFinalStatus,
+  receiptFrom,
   requirementsForPayment,
   settleFromFinalReceipt,
   supportedFrom,
@@ -13,7 +15,7 @@ import {
   verifyResponseFrom,
   type Receipt,
 } from '@credit-facilitator/x402-credit/facilitator-mapping';
-import { sampleVoucher, SAMPLE } from '../helpers/sample-voucher.js';
+import { sampleVoucher, SAMPLE } from './helpers/sample-voucher.js';
 
 const requirements = (orderRef = 'order-fresh'): PaymentRequirements => ({
   scheme: 'credit',
@@ -35,10 +37,13 @@ const payloadFor = (voucher: Record<string, unknown> = sampleVoucher(), signatur
 const receipt = (patch: Partial<Receipt> = {}): Receipt => ({
   paymentId: '99999999-9999-4999-8999-999999999999',
   status: 'QUEUED',
+  merchantId: SAMPLE.merchantId,
   payer: SAMPLE.borrowerId,
   amount: '1500000',
+  asset: SAMPLE.asset,
   network: 'eip155:84532',
   orderRef: 'order-42',
+  capturedAt: '2026-01-01T00:00:00.000Z',
   ...patch,
 });
 
@@ -120,7 +125,35 @@ describe('x402-interop: facilitator mapping', () => {
     });
   });
 
+  describe('receiptFrom', () => {
+    it('reads every status the facilitator answers, VOIDED and refunds included (the wire receipt)', () => {
+      const voided = receipt({ status: 'VOIDED', voidedAt: '2026-01-01T00:01:00.000Z' });
+      assert.deepEqual(receiptFrom(200, voided), voided);
+      const refunded = receipt({
+        status: 'CONFIRMED',
+        amountRefunded: '500000',
+        refunds: [{ refundId: 'r1', amount: '500000', status: 'SUCCEEDED', createdAt: '2026-01-02T00:00:00.000Z' }],
+      });
+      assert.deepEqual(receiptFrom(200, { ...refunded, addedLater: true }), refunded, 'fields it does not know are dropped, not refused');
+    });
+
+    it('is null for an answer that is not a receipt', () => {
+      assert.equal(receiptFrom(404, { error: { code: 'NOT_FOUND' } }), null);
+      assert.equal(receiptFrom(200, { ...receipt(), status: 'LOST' }), null);
+      assert.equal(receiptFrom(200, { paymentId: 'x' }), null);
+    });
+  });
+
   describe('settleFromFinalReceipt', () => {
+    it('VOIDED is final: a failure that says the merchant voided it, not a timeout', () => {
+      assert.equal(isFinalStatus('VOIDED'), true);
+      assert.equal(isFinalStatus('SUBMITTED'), false);
+      const s = settleFromFinalReceipt(receipt({ status: 'VOIDED' }), 10);
+      assert.equal(s.success, false);
+      assert.equal(s.errorReason, 'payment_voided');
+      assert.equal(s.extra?.status, 'VOIDED');
+    });
+
     it('CONFIRMED is a success carrying the transaction, payer, amount and payment id', () => {
       const tx = `0x${'1'.repeat(64)}`;
       const s = settleFromFinalReceipt(receipt({ status: 'CONFIRMED', transaction: tx, batchId: 'b1', blockNumber: '12' }), 900);
