@@ -362,7 +362,10 @@ describe('fuzz: every MCP tool and the JSON-RPC envelope on the real stack', fun
         auth: fc.oneof({ weight: 14, arbitrary: fc.constant(`Bearer ${j.token}`) }, { weight: 1, arbitrary: fc.constantFrom(undefined, `Bearer ${merchant.apiKey}`, `Bearer ${j.token}x`) }),
       })
       .map(({ body, contentType: ct, protocol, mcpMethod, mcpName, origin, auth }) => {
-        const named = namedBy(body);
+        // An agreeing header copies the body's value when node:http can send it (no CR, LF, NUL or beyond Latin-1).
+        const raw = namedBy(body);
+        const sendable = (v: string | undefined) => (v !== undefined && /^[\t\x20-\x7e\x80-\xff]*$/.test(v) ? v : undefined);
+        const named = { method: sendable(raw.method), name: sendable(raw.name) };
         return mcpRequest(url, body, {
           authorization: auth, accept: ACCEPT, 'content-type': ct, 'mcp-protocol-version': protocol, origin,
           'mcp-method': mcpMethod === 'agree' ? named.method : mcpMethod,

@@ -90,6 +90,16 @@ describe('mcp 2026-07-28 natively: server/discover, stateless calls, header chec
     assert.equal(withSession.json.result.structuredContent.borrower_id, borrowerId);
   });
 
+  it('a notification is 202 with no body', async function () {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': REVISION, 'mcp-method': 'notifications/cancelled' },
+      body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, _meta: META } }),
+    });
+    assert.equal(res.status, 202);
+    assert.equal(await res.text(), '');
+  });
+
   it('Mcp-Method or Mcp-Name disagreeing with the body, or missing, is 400 -32020', async function () {
     const mismatch = await post2026(url, { id: 4, method: 'tools/list' }, { token, headers: { 'mcp-method': 'tools/call' } });
     assertMcpError(mismatch, 400, -32020, 'INVALID_REQUEST', 4);

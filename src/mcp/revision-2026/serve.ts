@@ -34,6 +34,13 @@ export interface ModernCall {
   started: number;
 }
 
+/** MCP-Protocol-Version and Mcp-Method name what the body's envelope and method name. */
+function headersAgree(request: Request, method: string, body: unknown): boolean {
+  const meta = (body as { params?: { _meta?: Record<string, unknown> } }).params?._meta;
+  const claimed = meta?.['io.modelcontextprotocol/protocolVersion'];
+  return request.headers.get('mcp-method')?.trim() === method && typeof claimed === 'string' && request.headers.get('mcp-protocol-version')?.trim() === claimed;
+}
+
 function send(ctx: Context, e: McpHttpError): void {
   ctx.status = e.status;
   for (const [k, v] of Object.entries(e.headers)) ctx.set(k, v);
@@ -57,7 +64,8 @@ function parseJson(text: string): unknown {
 export async function serveModernRequest(deps: AppDeps, ctx: Context, call: ModernCall): Promise<void> {
   const { body, requestId, principal } = call;
   const method = (body as { method?: unknown } | null)?.method;
-  if (typeof method === 'string' && UNSERVED_METHODS.has(method)) {
+  // Only once its headers agree with the body: otherwise the handler's ladder answers -32020 first.
+  if (typeof method === 'string' && UNSERVED_METHODS.has(method) && headersAgree(call.request, method, body)) {
     const id = (body as { id?: unknown }).id;
     return send(ctx, methodNotFound(method, requestId, typeof id === 'string' || typeof id === 'number' ? id : null));
   }
@@ -80,9 +88,11 @@ export async function serveModernRequest(deps: AppDeps, ctx: Context, call: Mode
       responseBody = cleaned.body;
       ctx.type = 'application/json';
       ctx.body = JSON.stringify(responseBody);
-    } else {
+    } else if (text) {
       ctx.type = response.headers.get('content-type') ?? 'application/json';
-      ctx.body = text || null;
+      ctx.body = text;
+    } else {
+      ctx.body = null;
     }
     // After the body: Koa turns a null body into 204, and a notification is answered 202.
     ctx.status = response.status;
