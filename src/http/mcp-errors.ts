@@ -11,7 +11,7 @@ export interface McpHttpError {
 /** The `data.code` of every non-2xx answer at /mcp (docs/agent-side.md). */
 export const MCP_HTTP_ERROR_CODES = [
   'UNAUTHENTICATED', 'INSUFFICIENT_SCOPE', 'FORBIDDEN', 'METHOD_NOT_ALLOWED', 'NOT_ACCEPTABLE', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'HEADERS_TOO_LARGE',
-  'INVALID_REQUEST', 'UNAVAILABLE', 'INTERNAL',
+  'INVALID_REQUEST', 'METHOD_NOT_FOUND', 'UNAVAILABLE', 'INTERNAL',
 ] as const;
 export type McpHttpErrorCode = (typeof MCP_HTTP_ERROR_CODES)[number];
 

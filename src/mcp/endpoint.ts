@@ -26,6 +26,8 @@ import { cleanRpcErrors, transportRefusal } from './rpc-answers.js';
 import { findScopeShortfall, stepUpScopes } from './scope-gate.js';
 import { createMcpServer } from './server.js';
 import { isTransientDependencyError } from '../http/transient-errors.js';
+import { isModernRevisionRequest, serveModernRequest } from './revision-2026/serve.js';
+import { SERVED_PROTOCOL_VERSIONS } from './revision-2026/versions.js';
 
 function parseJson(text: string): unknown {
   try {
@@ -91,11 +93,12 @@ function webRequest(ctx: Context, url: string): Request {
 
 /**
  * `{mcp_url}`: stateless Streamable HTTP. Bearer auth, then the JSON body (64 KiB, 32 levels; a
- * batch may not repeat a request id), then the protocol version header (2024-11-05 to 2025-11-25;
- * another one is -32022 with the list), then the scope gate (403 insufficient_scope names the scopes
- * to request: the tool's with those already granted, so a stock client's re-authorisation loses
- * none), then a fresh MCP server and transport answer the message(s) with JSON, cleaned of the
- * SDK's own error shapes (rpc-answers.ts).
+ * batch may not repeat a request id), then the revision: a 2026-07-28 message (`_meta` envelope)
+ * is served natively by the v2 server after the scope gate (revision-2026/serve.ts); otherwise the
+ * protocol version header (2024-11-05 to 2025-11-25; another one is -32022 with the list), then the
+ * scope gate (403 insufficient_scope names the scopes to request: the tool's with those already
+ * granted, so a stock client's re-authorisation loses none), then a fresh v1 MCP server and transport
+ * answer the message(s) with JSON, cleaned of the SDK's own error shapes (rpc-answers.ts).
  */
 export function mcpEndpoint(deps: McpDeps) {
   const metadataUrl = resourceMetadataUrl(deps.env);
@@ -128,12 +131,15 @@ export function mcpEndpoint(deps: McpDeps) {
     const repeated = repeatedRequestId(read.body);
     if (repeated !== undefined) return send(ctx, invalidRequest(`Invalid Request: the batch repeats the request id ${JSON.stringify(repeated)}.`, requestId));
 
-    // The SDK transport would refuse it too, but with a bare -32000 and no id: a 2026-07-28 client's
-    // era probe (server/discover) needs -32022 and the list we support to fall back to initialize.
-    const unknownVersion = unknownProtocolVersion(ctx.get('mcp-protocol-version'), read.body);
+    // A 2026-07-28 message (its `_meta` names the revision) goes to the v2 server after the scope
+    // gate. For the others, the SDK transport would refuse an unknown version too, but with a bare
+    // -32000 and no id: a client needs -32022 and the list we support to pick one.
+    const webReq = webRequest(ctx, mcpUrl(deps.env));
+    const modern = await isModernRevisionRequest(webReq, read.body);
+    const unknownVersion = modern ? undefined : unknownProtocolVersion(ctx.get('mcp-protocol-version'), read.body);
     if (unknownVersion) {
       deps.logger.info('mcp rejected', { requestId, status: 400, reason: 'unsupported protocol version' });
-      return send(ctx, unsupportedProtocolVersion(unknownVersion.requested, SUPPORTED_PROTOCOL_VERSIONS, requestId, unknownVersion.id));
+      return send(ctx, unsupportedProtocolVersion(unknownVersion.requested, SERVED_PROTOCOL_VERSIONS, requestId, unknownVersion.id));
     }
 
     const shortfall = findScopeShortfall(read.body, principal.scopes);
@@ -146,12 +152,14 @@ export function mcpEndpoint(deps: McpDeps) {
       return send(ctx, insufficientScope(metadataUrl, { ...shortfall, request }, requestId, shortfall.id));
     }
 
+    if (modern) return serveModernRequest(deps, ctx, { request: webReq, body: read.body, authInfo: auth.authInfo, principal, requestId, started });
+
     const record = new CallRecord();
     const server = createMcpServer({ deps, record, requestId });
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     try {
       await server.connect(transport);
-      const response = await transport.handleRequest(webRequest(ctx, mcpUrl(deps.env)), { authInfo: auth.authInfo, parsedBody: read.body });
+      const response = await transport.handleRequest(webReq, { authInfo: auth.authInfo, parsedBody: read.body });
       const text = await response.text();
       let responseBody = parseJson(text);
       if (response.status >= 400) {

@@ -2,9 +2,9 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { registerTool, type ToolRuntime } from './tools/define.js';
 import { TOOLS } from './tools/index.js';
 
-const SERVER_INFO = { name: 'credit-facilitator', version: '0.1.0' };
+export const SERVER_INFO = { name: 'credit-facilitator', version: '0.1.0' };
 
-const INSTRUCTIONS =
+export const INSTRUCTIONS =
   'Credit for x402 payments on behalf of a borrower. Onboarding: register_borrower -> accept_credit_facility -> register_agent_key -> ' +
   'claim_handle (each step unlocks the next scopes; refresh the token after each). Then prepare_x402_payment for every 402 answer, ' +
   'and execute_repayment to repay. Steps that need the borrower return a signing_url for their own wallet; never ask for a seed or private key.';

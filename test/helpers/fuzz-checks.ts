@@ -153,9 +153,12 @@ const ToolErrorText = z.strictObject({
   error: z.looseObject({ code: z.enum([...TOOL_ERROR_CODES, 'INSUFFICIENT_SCOPE']), message: z.string().min(1) }),
 });
 
-/** The SDK's refusal of arguments that do not match the tool's input schema (documented in docs/agent-side.md). */
-const SDK_INPUT_ERROR = /^MCP error -32602: Input validation error: Invalid arguments for tool [a-z_0-9]+: /;
-const SDK_UNKNOWN_TOOL = /^MCP error -32602: Tool .* not found$/s;
+/**
+ * The SDK's refusal of arguments that do not match the tool's input schema (documented in
+ * docs/agent-side.md); the v2 server (2026-07-28) words it without the `MCP error -32602: ` prefix.
+ */
+const SDK_INPUT_ERROR = /^(MCP error -32602: )?Input validation error: Invalid arguments for tool [a-z_0-9]+: /;
+const SDK_UNKNOWN_TOOL = /^(MCP error -32602: )?Tool .* not found$/s;
 
 const JSON_RPC_INTERNAL_ERROR = -32603;
 

@@ -36,7 +36,7 @@ export const COLUMNS = {
   hookCreate: '`POST …/facilitator/webhook-endpoints`',
   hookList: '`GET …/facilitator/webhook-endpoints`',
   hookManage: '`POST …/webhook-endpoints/{id}/rotate-secret`, `DELETE …/webhook-endpoints/{id}`',
-  mcp: '`POST /mcp` (every tool)',
+  mcp: '`POST /mcp` (every tool; at 2025-11-25 and natively at 2026-07-28)',
   metrics: '`GET /metrics` (`METRICS_TOKEN` set)',
 } as const;
 

@@ -10,7 +10,7 @@ import type { DemoMerchant } from '../../examples/demo-merchant/app.js';
 import { openBrowser, startRedirectCatcher, type BrowserHandle, type RedirectCatcher } from '../support/browser.js';
 import { makeTestCa, startCimdHost, type CimdHost } from '../support/cimd-host.js';
 import { useIsolatedStack } from '../support/isolated-stack.js';
-import { assertPaidAndSettled, openShop, V2AgentHost } from '../support/sdk-v2-journey.js';
+import { assertPaidAndSettled, assertSpokeRevision, JOURNEY_ERAS, openShop, V2AgentHost } from '../support/sdk-v2-journey.js';
 import type { TestMerchant, World } from '../helpers/world.js';
 
 const DOCUMENT_PATH = '/agents/v2-host.json';
@@ -20,9 +20,10 @@ const DOCUMENT_PATH = '/agents/v2-host.json';
  * ID Metadata Document (MCP 2025-11-25) instead of registering: the stock
  * `@modelcontextprotocol/client` provider's `clientMetadataUrl`, published by a local HTTPS server
  * under a test CA (OAUTH_CIMD_TEST_CA_FILE). The host skips one refresh, so the transport's own
- * step-up runs early in onboarding: it costs one sign-in, and refreshes suffice from then on.
+ * step-up runs early in onboarding: it costs one sign-in, and refreshes suffice from then on. It runs
+ * in each era of JOURNEY_ERAS (initialize at 2025-11-25, and pinned to 2026-07-28).
  */
-describe('agent end to end with the v2 SDK and a client ID metadata document (CIMD): onboard, one step-up, pay', function () {
+for (const era of JOURNEY_ERAS) describe(`agent end to end with the v2 SDK and a client ID metadata document (CIMD), ${era.name}: onboard, one step-up, pay`, function () {
   this.timeout(300_000);
   const dir = mkdtempSync(join(tmpdir(), 'cf-v2cimd-'));
   const borrowerKey = generatePrivateKey();
@@ -48,7 +49,7 @@ describe('agent end to end with the v2 SDK and a client ID metadata document (CI
     url = new URL(mcpUrl(w.cli.env));
     browser = await openBrowser();
     clientId = `${cimd.origin}${DOCUMENT_PATH}`;
-    host = new V2AgentHost(url, (await browser.newWalletPage(borrowerKey)).page, catcher.redirectUri, { clientName: 'CIMD v2 agent host', clientMetadataUrl: clientId });
+    host = new V2AgentHost(url, (await browser.newWalletPage(borrowerKey)).page, catcher.redirectUri, { clientName: 'CIMD v2 agent host', clientMetadataUrl: clientId, versionNegotiation: era.versionNegotiation });
     // What the host publishes: the metadata it would otherwise register, as the SDK completes it
     // for a loopback redirect (a native app, RFC 8252).
     cimd.serveDocument(
@@ -116,5 +117,7 @@ describe('agent end to end with the v2 SDK and a client ID metadata document (CI
     const paid = await host.pay(shop!.url, workloadKey, operationalAgentId);
     assert.equal(authorizations.length, 2, 'paying needed no authorization');
     await assertPaidAndSettled(w, merchant, paid, borrowerId);
+    assert.equal(host.negotiatedVersion(), era.version);
+    assertSpokeRevision(sent, url, era.version);
   });
 });

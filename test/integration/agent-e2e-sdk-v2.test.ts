@@ -5,7 +5,7 @@ import { mcpUrl, oauthIssuer } from '../../src/config/env.js';
 import { SCOPES } from '@credit-facilitator/wire/onboarding';
 import type { DemoMerchant } from '../../examples/demo-merchant/app.js';
 import { openBrowser, startRedirectCatcher, type BrowserHandle, type RedirectCatcher } from '../support/browser.js';
-import { assertPaidAndSettled, openShop, V2AgentHost } from '../support/sdk-v2-journey.js';
+import { assertPaidAndSettled, assertSpokeRevision, JOURNEY_ERAS, openShop, V2AgentHost } from '../support/sdk-v2-journey.js';
 import { world, type TestMerchant, type World } from '../helpers/world.js';
 
 /**
@@ -13,9 +13,10 @@ import { world, type TestMerchant, type World } from '../helpers/world.js';
  * own OAuth (RFC 9728/8414 discovery, DCR with the `application_type` it derives, PKCE, the RFC 9207
  * `iss` check on the callback, scope step-up on 403 insufficient_scope) against our authorization
  * server, the borrower signing every step in headless Chromium, and a paid request that settles.
- * The CIMD client's journey is agent-e2e-sdk-v2-cimd.test.ts.
+ * It runs in each era of JOURNEY_ERAS: the client's default initialize (2025-11-25) and pinned to
+ * 2026-07-28 (served natively). The CIMD client's journey is agent-e2e-sdk-v2-cimd.test.ts.
  */
-describe('agent end to end with the v2 SDK (@modelcontextprotocol/client): DCR, iss, step-up, a paid request', function () {
+for (const era of JOURNEY_ERAS) describe(`agent end to end with the v2 SDK (@modelcontextprotocol/client), ${era.name}: DCR, iss, step-up, a paid request`, function () {
   this.timeout(300_000);
   let w: World;
   let browser: BrowserHandle;
@@ -34,7 +35,7 @@ describe('agent end to end with the v2 SDK (@modelcontextprotocol/client): DCR, 
     browser = await openBrowser();
     catcher = await startRedirectCatcher();
     // The host "opens the browser": headless Chromium on our sign-in page with the borrower's wallet.
-    host = new V2AgentHost(url, (await browser.newWalletPage(borrowerKey)).page, catcher.redirectUri);
+    host = new V2AgentHost(url, (await browser.newWalletPage(borrowerKey)).page, catcher.redirectUri, { versionNegotiation: era.versionNegotiation });
     ({ merchant, shop } = await openShop(w, 'V2 SDK Shop'));
   });
 
@@ -82,14 +83,14 @@ describe('agent end to end with the v2 SDK (@modelcontextprotocol/client): DCR, 
 
     await assertPaidAndSettled(w, merchant, paid, borrowerId);
 
-    // After initialize, every /mcp POST named the negotiated version; the server never issued a session id.
-    const mcpPosts = sent.filter((s) => s.method === 'POST' && s.url === url.href && !s.body?.includes('"initialize"'));
-    assert.ok(mcpPosts.length > 5);
-    assert.ok(mcpPosts.every((s) => s.headers.get('mcp-protocol-version') === '2025-11-25'), 'MCP-Protocol-Version 2025-11-25 on every call');
-    assert.ok(mcpPosts.every((s) => !s.headers.has('mcp-session-id')), 'stateless: no session id to send');
+    assert.equal(host.negotiatedVersion(), era.version);
+    assertSpokeRevision(sent, url, era.version);
   });
 
-  it('answers the stateless and the session forms, 2025-06-18 and 2025-11-25, and sends a 2026-07-28 client back to initialize', async () => {
+  // Once: what follows does not depend on the era the journey ran in.
+  if (era !== JOURNEY_ERAS[0]) return;
+
+  it('answers the stateless and the session forms, 2025-06-18 and 2025-11-25, and serves a 2026-07-28 client natively', async () => {
     const token = host.provider.tokens()?.access_token;
     assert.ok(token);
     const post = (body: unknown, headers: Record<string, string> = {}) =>
@@ -109,21 +110,20 @@ describe('agent end to end with the v2 SDK (@modelcontextprotocol/client): DCR, 
       assert.ok(((await withSession.json()) as { result: { tools: unknown[] } }).result.tools.length >= 8);
     }
 
-    // The 2026-07-28 era probe: -32022 with the versions we speak, to the probe's own id.
-    const probe = await post({ jsonrpc: '2.0', id: 'probe-1', method: 'server/discover', params: {} }, { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'server/discover' });
-    assert.equal(probe.status, 400);
-    const refusal = (await probe.json()) as { id: unknown; error: { code: number; data: { supported: string[]; requested: string } } };
-    assert.equal(refusal.id, 'probe-1');
-    assert.equal(refusal.error.code, -32022);
-    assert.equal(refusal.error.data.requested, '2026-07-28');
-    assert.ok(refusal.error.data.supported.includes('2025-11-25'));
+    // The 2026-07-28 era probe: answered natively, to the probe's own id.
+    const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} };
+    const probe = await post({ jsonrpc: '2.0', id: 'probe-1', method: 'server/discover', params: { _meta: meta } }, { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'server/discover' });
+    assert.equal(probe.status, 200);
+    const discovered = (await probe.json()) as { id: unknown; result: { supportedVersions: string[] } };
+    assert.equal(discovered.id, 'probe-1');
+    assert.deepEqual(discovered.result.supportedVersions, ['2026-07-28']);
 
-    // The stock v2 client negotiating its era (versionNegotiation auto) falls back and works.
+    // The stock v2 client negotiating its era (versionNegotiation auto) now settles on 2026-07-28.
     const probing = await host.connect({ versionNegotiation: { mode: 'auto' } });
     try {
       const tools = await probing.client.listTools();
       assert.ok(tools.tools.some((t) => t.name === 'prepare_x402_payment'));
-      assert.equal(probing.client.getNegotiatedProtocolVersion(), '2025-11-25', 'fell back to the 2025 era');
+      assert.equal(probing.client.getNegotiatedProtocolVersion(), '2026-07-28', 'the modern era, natively');
     } finally {
       await probing.client.close();
     }

@@ -325,4 +325,64 @@ describe('fuzz: every MCP tool and the JSON-RPC envelope on the real stack', fun
     await assertConsistent(w, j.borrowerId);
     tally.assertReached(['ok', '401:UNAUTHENTICATED', '403:FORBIDDEN', '415:UNSUPPORTED_MEDIA_TYPE', '413:PAYLOAD_TOO_LARGE']);
   });
+
+  it(`raw JSON-RPC at 2026-07-28: ${CASES} envelopes with broken _meta, methods and Mcp-Method / Mcp-Name / version headers`, async function () {
+    const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'fuzz', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} };
+    const modern = (id: number | string, method: string, params: Record<string, unknown> = {}) => ({ jsonrpc: '2.0', id, method, params: { ...params, _meta: meta } });
+    const envelopes = [
+      modern(1, 'tools/call', { name: 'get_borrower_status', arguments: {} }),
+      modern(2, 'tools/call', { name: 'register_borrower', arguments: { idempotency_key: KEY_SLOT } }),
+      modern(3, 'tools/list'),
+      modern('d', 'server/discover'),
+      modern(4, 'no/such_method'),
+      modern(5, 'subscriptions/listen', { notifications: { toolsListChanged: true } }),
+      modern(6, 'initialize', { protocolVersion: '2026-07-28', capabilities: {}, clientInfo: { name: 'fuzz', version: '1' } }),
+      { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, _meta: meta } },
+    ];
+    /** The method and tool name a body names, for headers that agree with it. */
+    const namedBy = (text: string): { method?: string; name?: string } => {
+      try {
+        const m = JSON.parse(text) as unknown;
+        if (!isObj(m)) return {};
+        const name = isObj(m.params) && typeof m.params.name === 'string' ? m.params.name : undefined;
+        return { ...(typeof m.method === 'string' ? { method: m.method } : {}), ...(name !== undefined ? { name } : {}) };
+      } catch {
+        return {};
+      }
+    };
+    const agreeing = fc.constant('agree' as const);
+    const arb = fc
+      .record({
+        body: fc.constantFrom(...envelopes).chain((e) => bodyTextOf(e)),
+        contentType,
+        protocol: fc.oneof({ weight: 12, arbitrary: fc.constant('2026-07-28') }, { weight: 2, arbitrary: fc.constantFrom(undefined, '2025-11-25', '2030-01-01', '') }, { weight: 1, arbitrary: headerJunk }),
+        mcpMethod: fc.oneof({ weight: 12, arbitrary: agreeing }, { weight: 2, arbitrary: fc.constantFrom(undefined, 'tools/call', 'tools/list', 'server/discover', ' tools/list ') }, { weight: 1, arbitrary: headerJunk }),
+        mcpName: fc.oneof({ weight: 12, arbitrary: agreeing }, { weight: 2, arbitrary: fc.constantFrom(undefined, 'register_borrower', 'valueOf', '=?base64?!!?=') }, { weight: 1, arbitrary: headerJunk }),
+        origin: fc.oneof({ weight: 14, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constantFrom(ownOrigin, 'https://evil.example', 'null') }),
+        auth: fc.oneof({ weight: 14, arbitrary: fc.constant(`Bearer ${j.token}`) }, { weight: 1, arbitrary: fc.constantFrom(undefined, `Bearer ${merchant.apiKey}`, `Bearer ${j.token}x`) }),
+      })
+      .map(({ body, contentType: ct, protocol, mcpMethod, mcpName, origin, auth }) => {
+        // An agreeing header copies the body's value when node:http can send it (no CR, LF, NUL or beyond Latin-1).
+        const raw = namedBy(body);
+        const sendable = (v: string | undefined) => (v !== undefined && /^[\t\x20-\x7e\x80-\xff]*$/.test(v) ? v : undefined);
+        const named = { method: sendable(raw.method), name: sendable(raw.name) };
+        return mcpRequest(url, body, {
+          authorization: auth, accept: ACCEPT, 'content-type': ct, 'mcp-protocol-version': protocol, origin,
+          'mcp-method': mcpMethod === 'agree' ? named.method : mcpMethod,
+          'mcp-name': mcpName === 'agree' ? named.name : mcpName,
+        });
+      });
+    // A valid 2026-07-28 request whose Mcp-Method names another method is refused (400), whatever else it holds.
+    const headerCheck = (req: RawRequest, answer: { status: number; text: string }, httpCode: string | undefined) => {
+      const named = namedBy(req.body ?? '');
+      const sentMethod = req.headers['mcp-method']?.trim();
+      const clean = req.headers.authorization === `Bearer ${j.token}` && req.headers.origin === undefined && req.headers['content-type'] === 'application/json' && req.headers['mcp-protocol-version'] === '2026-07-28';
+      if (!clean || named.method === undefined || sentMethod === undefined || sentMethod === named.method || !(req.body ?? '').includes('"_meta"')) return;
+      assert.ok(httpCode === 'INVALID_REQUEST' || httpCode === 'PAYLOAD_TOO_LARGE' || httpCode === 'INSUFFICIENT_SCOPE', `Mcp-Method ${JSON.stringify(sentMethod.slice(0, 60))} for ${named.method} answered ${answer.status} ${answer.text.slice(0, 200)}`);
+    };
+    const { tally, before, expected } = await fuzzMcp('raw JSON-RPC at 2026-07-28', arb, j, [], headerCheck);
+    await assertOnlyExpected(w, scope, before, expected);
+    await assertConsistent(w, j.borrowerId);
+    tally.assertReached(['ok', 'input_validation', '400:INVALID_REQUEST', '404:METHOD_NOT_FOUND', '401:UNAUTHENTICATED', '403:FORBIDDEN']);
+  });
 });

@@ -98,10 +98,11 @@ describe('mcp: CORS for browser-hosted clients on allowed origins', function () 
     it('a foreign Origin is 403 with a JSON-RPC error before auth, at every protocol revision and method; our own, allowed and absent Origins pass', async function () {
       const { world } = isolated();
       const token = await mintBorrowerToken(world, { borrowerId: randomUUID(), scopes: ['borrower:token'] });
-      const call = (from: string | undefined, method: string, version: string | undefined, body?: unknown) =>
+      const call = (from: string | undefined, method: string, version: string | undefined, body?: unknown, extra: Record<string, string> = {}) =>
         fetch(mcp, {
           method,
           headers: {
+            ...extra,
             ...(from === undefined ? {} : { origin: from }),
             ...(version === undefined ? {} : { 'mcp-protocol-version': version }),
             authorization: `Bearer ${token}`,
@@ -113,10 +114,14 @@ describe('mcp: CORS for browser-hosted clients on allowed origins', function () 
       const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'origin-test', version: '1' } } };
       const toolCall = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get_borrower_status', arguments: {} } };
       const foreign = [otherPage.origin, 'https://evil.example', 'null', 'https://inspector.example.com.evil.example', 'http://inspector.example.com', `${origin}.evil.example`];
+      // 2026-07-28 as its clients send it (served natively): the `_meta` envelope in the body.
+      const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'origin-test', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} };
+      const discover2026 = { jsonrpc: '2.0', id: 5, method: 'server/discover', params: { _meta: meta } };
+      const toolCall2026 = { jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 'get_borrower_status', arguments: {}, _meta: meta } };
       const versions = [undefined, '2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25', '2026-07-28'];
       for (const from of foreign) {
         for (const version of versions) {
-          for (const [method, body] of [['POST', toolCall], ['POST', initialize], ['POST', { jsonrpc: '2.0', id: 3, method: 'server/discover' }], ['GET', undefined], ['DELETE', undefined], ['PUT', {}]] as const) {
+          for (const [method, body] of [['POST', toolCall], ['POST', initialize], ['POST', { jsonrpc: '2.0', id: 3, method: 'server/discover' }], ['POST', discover2026], ['POST', toolCall2026], ['GET', undefined], ['DELETE', undefined], ['PUT', {}]] as const) {
             const what = `${method} ${JSON.stringify(body ?? null).slice(0, 60)} from ${from} at ${version}`;
             const res = await call(from, method, version, body);
             assert.equal(res.status, 403, what);
@@ -141,6 +146,9 @@ describe('mcp: CORS for browser-hosted clients on allowed origins', function () 
         assert.ok(json.result?.tools?.length, `${from}: served: ${JSON.stringify(json).slice(0, 200)}`);
         const get = await call(from, 'GET', '2025-11-25');
         assert.equal(get.status, 405, `${from}: GET is still 405`);
+        const discovered = await call(from, 'POST', '2026-07-28', discover2026, { 'mcp-method': 'server/discover' });
+        assert.equal(discovered.status, 200, `${from} at 2026-07-28: ${await discovered.clone().text()}`);
+        assert.deepEqual(((await discovered.json()) as any).result.supportedVersions, ['2026-07-28']);
       }
     });
 

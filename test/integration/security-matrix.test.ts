@@ -32,6 +32,19 @@ async function send(url: string, method: string, authorization: string | undefin
   return readJsonResponse(await fetch(url, { method, headers: h, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) }));
 }
 
+/**
+ * The two ways a tool call reaches /mcp: the 2025-era stateless form (served by the v1 SDK) and the
+ * 2026-07-28 form (`_meta` envelope, Mcp-Method / Mcp-Name; served by the v2 server).
+ */
+const MCP_REVISIONS = [
+  { version: '2025-11-25', params: {}, headers: (_tool: string): Record<string, string> => ({ 'mcp-protocol-version': '2025-11-25' }) },
+  {
+    version: '2026-07-28',
+    params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'matrix', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} } },
+    headers: (tool: string): Record<string, string> => ({ 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': tool }),
+  },
+] as const;
+
 const describeAnswer = (r: JsonResponse) => `${r.status} ${JSON.stringify(r.json).slice(0, 300)}`;
 
 /** A REST answer against its matrix cell, in the one error shape. */
@@ -288,16 +301,16 @@ describe('security matrix: every credential against every route and tool', funct
     assert.equal(own.status, 200, `the voucher is still good for its own merchant: ${describeAnswer(own)}`);
   });
 
-  it('/mcp answers each credential on every tool as the matrix says', async function () {
+  it('/mcp answers each credential on every tool as the matrix says, at 2025-11-25 and at 2026-07-28', async function () {
     const prm = resourceMetadataUrl(w.cli.env);
     for (const tool of TOOLS) {
       const needed = TOOL_SCOPES[tool.name].join(' ');
       for (const cred of CREDENTIAL_NAMES) {
         const want = MATRIX[cred].mcp;
-        for (const auth of authorizations(cred, 'mcp', tool.name)) {
-          const what = `${tool.name} with ${cred} (${auth?.slice(0, 24)})`;
-          const message = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: tool.name, arguments: {} } };
-          const r = await send(mcpUrl(w.cli.env), 'POST', auth, message, { accept: 'application/json, text/event-stream' });
+        for (const [auth, revision] of authorizations(cred, 'mcp', tool.name).flatMap((a) => MCP_REVISIONS.map((v) => [a, v] as const))) {
+          const what = `${tool.name} at ${revision.version} with ${cred} (${auth?.slice(0, 24)})`;
+          const message = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: tool.name, arguments: {}, ...revision.params } };
+          const r = await send(mcpUrl(w.cli.env), 'POST', auth, message, { accept: 'application/json, text/event-stream', ...revision.headers(tool.name) });
           assert.equal(r.status, want.status, `${what}: ${describeAnswer(r)}`);
           assert.equal(r.json.jsonrpc, '2.0', what);
           if (!('code' in want)) {

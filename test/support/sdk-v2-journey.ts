@@ -31,6 +31,39 @@ export interface SignInSeen {
   clientHost: string | null;
 }
 
+/** How the host's session client picks its revision (ClientOptions.versionNegotiation); unset: the plain 2025 initialize. */
+export type VersionNegotiation = NonNullable<ConstructorParameters<typeof Client>[1]>['versionNegotiation'];
+
+/**
+ * The eras a v2 journey runs in: the stock client's default (initialize, 2025-11-25, served by the
+ * v1 SDK) and pinned to 2026-07-28 (server/discover, `_meta` per request, served by the v2 server).
+ */
+export const JOURNEY_ERAS: readonly { name: string; version: string; versionNegotiation?: VersionNegotiation }[] = [
+  { name: 'initialize (2025-11-25)', version: '2025-11-25' },
+  { name: 'pinned to 2026-07-28', version: '2026-07-28', versionNegotiation: { mode: { pin: '2026-07-28' } } },
+];
+
+/**
+ * Every /mcp POST of a journey spoke `version` and no session was ever used; at 2026-07-28 there
+ * was no initialize, and every request named its method (and tool) in Mcp-Method / Mcp-Name.
+ */
+export function assertSpokeRevision(sent: readonly Sent[], url: URL, version: string): void {
+  const posts = sent.filter((s) => s.method === 'POST' && s.url === url.href);
+  const calls = posts.filter((s) => !s.body?.includes('"initialize"'));
+  assert.ok(calls.length > 5);
+  assert.ok(calls.every((s) => s.headers.get('mcp-protocol-version') === version), `MCP-Protocol-Version ${version} on every call`);
+  assert.ok(posts.every((s) => !s.headers.has('mcp-session-id')), 'stateless: no session id to send');
+  if (version < '2026-07-28') return;
+  assert.equal(calls.length, posts.length, 'no initialize at 2026-07-28');
+  for (const s of calls) {
+    const body = JSON.parse(s.body ?? '{}') as { method?: string; params?: { name?: string; _meta?: Record<string, unknown> } };
+    assert.equal(s.headers.get('mcp-method'), body.method);
+    if (body.method === 'tools/call') assert.equal(s.headers.get('mcp-name'), body.params?.name);
+    if (body.method !== undefined && !body.method.startsWith('notifications/')) assert.equal(body.params?._meta?.['io.modelcontextprotocol/protocolVersion'], version, 'the envelope names the revision');
+  }
+  assert.ok(calls.some((s) => s.body?.includes('"server/discover"')), 'the client discovered the server');
+}
+
 /** Onboarding steps after which the host refreshes its token (auth() with the stored refresh token). */
 export type OnboardingStep = 'register_borrower' | 'accept_credit_facility' | 'register_agent_key' | 'claim_handle';
 
@@ -68,13 +101,15 @@ export class V2AgentHost {
   readonly signIns: SignInSeen[] = [];
   #pending: Promise<URL>[] = [];
   #session: { client: Client; transport: StreamableHTTPClientTransport } | undefined;
+  #versionNegotiation: VersionNegotiation | undefined;
 
   constructor(
     readonly url: URL,
     readonly page: Page,
     redirectUri: string,
-    opts: { clientName?: string; clientMetadataUrl?: string } = {},
+    opts: { clientName?: string; clientMetadataUrl?: string; versionNegotiation?: VersionNegotiation } = {},
   ) {
+    this.#versionNegotiation = opts.versionNegotiation;
     this.provider = new InMemoryV2OAuthProvider(
       redirectUri,
       (u) => {
@@ -124,7 +159,12 @@ export class V2AgentHost {
 
   /** Connects the session `tool()` uses. */
   async start(): Promise<void> {
-    this.#session = await this.connect();
+    this.#session = await this.connect(this.#versionNegotiation ? { versionNegotiation: this.#versionNegotiation } : {});
+  }
+
+  /** The revision the session's client negotiated. */
+  negotiatedVersion(): string | undefined {
+    return this.#session?.client.getNegotiatedProtocolVersion();
   }
 
   async close(): Promise<void> {
