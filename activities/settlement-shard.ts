@@ -7,10 +7,9 @@ import { recordLedgerLines } from '../src/store/payment-ledger.js';
 import { ledgerLineOf } from '../src/domain/payment-ledger.js';
 import { finalReceipt } from '../src/settlement/receipt.js';
 import type { SettlementQueueDoc } from '../src/store/documents.js';
-import { insertOnce } from '../src/store/mongo.js';
 import { findPayment, recordBatchProjections } from '../src/store/payments.js';
 import type { PaymentWorkflowInput } from '../src/temporal/definitions.js';
-import { announceBatch, claimForBatch, findClaim, isVoidClaim, queueEntryOf, shardOf, queuesServedBy, readQueues, recordBatch, recordShardBacklog, removeFromQueues } from '../src/store/settlement-queue.js';
+import { announceBatch, claimForBatch, enqueueEntryOnce, findClaim, isVoidClaim, queueEntryOf, shardOf, queuesServedBy, readQueues, recordBatch, recordShardBacklog, removeFromQueues } from '../src/store/settlement-queue.js';
 import { notifyPayments } from '../src/settlement/notify-payments.js';
 import { finishVoid } from '../src/payments/void-payment.js';
 import { DEFAULT_WEBHOOK_RETRY, emitWebhookEvents } from '../src/webhooks/emit.js';
@@ -82,7 +81,7 @@ export function createShardActivities(deps: ShardActivityDeps) {
         workflow: { asset, network, orderRef, capturedAt },
         at: new Date(capturedAt),
       };
-      await insertOnce(c.settlementQueue(shardOf(paymentId, deps.shards ?? 1)), entry);
+      await enqueueEntryOnce(c, deps.shards ?? 1, entry);
     },
 
     /**

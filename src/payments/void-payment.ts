@@ -1,4 +1,4 @@
-import type { Db } from 'mongodb';
+import type { Store } from '../store/mongo.js';
 import type { PaymentDeps } from './deps.js';
 import { fingerprint } from '@credit-facilitator/wire/canonical';
 import { ApiError } from '../domain/errors.js';
@@ -74,7 +74,7 @@ export async function voidPayment(deps: PaymentDeps, req: VoidRequest): Promise<
 }
 
 export interface FinishVoidDeps extends EmitDeps {
-  db: Db;
+  db: Store['db'];
 }
 
 /** Everything a void does once it holds the claim; each step is idempotent. */
