@@ -38,6 +38,18 @@ export function newStoreClient(uri: string, opts: Pick<StoreOptions, 'onCommand'
   return client;
 }
 
+/** Whether a store answers at `uri` within `timeoutMs` (the stack tooling's readiness probe). */
+export async function pingStore(uri: string, timeoutMs: number): Promise<boolean> {
+  const client = new MongoClient(uri, { serverSelectionTimeoutMS: timeoutMs, connectTimeoutMS: timeoutMs });
+  try {
+    await client.connect();
+    const res = await client.db('admin').command({ ping: 1 });
+    return res.ok === 1;
+  } finally {
+    await client.close();
+  }
+}
+
 export async function connectStore(uri: string, dbName: string, opts: StoreOptions = {}): Promise<Store> {
   const deadline = Date.now() + (opts.waitMs ?? 0);
   for (;;) {
