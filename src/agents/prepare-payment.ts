@@ -266,8 +266,8 @@ async function createIntent(
   if (held === 'borrower_not_active') return refuse(new ToolError('BORROWER_NOT_ACTIVE', 'the borrower is not active or was suspended', { reason: 'borrower_not_active' }));
   if (joined) await ensureExpiryRunning(deps, expiry);
 
-  const voucher = buildVoucher({
-    spendIntentId: id,
+  // What the voucher says and the intent records alike.
+  const facts = {
     borrowerId: p.borrowerId,
     operationalAgentId: o.agentId,
     merchantId: terms.merchantId,
@@ -277,22 +277,13 @@ async function createIntent(
     network: deps.settlement.network,
     resource: terms.resource,
     orderRef: terms.orderRef,
-    issuedAt: nowS,
-    expiresAt,
-  });
+  };
+  const voucher = buildVoucher({ spendIntentId: id, ...facts, issuedAt: nowS, expiresAt });
   const stored = await createSpendIntentDoc(
     c,
     id,
     {
-      borrowerId: p.borrowerId,
-      operationalAgentId: o.agentId,
-      merchantId: terms.merchantId,
-      payTo: terms.payTo,
-      amount: terms.amount,
-      asset: deps.settlement.asset,
-      network: deps.settlement.network,
-      orderRef: terms.orderRef,
-      resource: terms.resource,
+      ...facts,
       idempotencyKey: newId(),
       agentKeyId: key._id,
       voucher: voucher as unknown as Record<string, unknown>,
