@@ -72,6 +72,15 @@ module.exports = {
       to: { path: '^test/' },
     },
     {
+      name: 'only-the-store-talks-to-mongodb',
+      severity: 'error',
+      comment:
+        'src/store is the only code that touches collections (docs/design.md): nothing else imports the mongodb driver, not even its types or errors; ' +
+        'other code calls named store functions. Tests may reach the store directly to set up and check what they test.',
+      from: { pathNot: ['^src/store/', '^test/'] },
+      to: { path: '(^|/)node_modules/mongodb/' },
+    },
+    {
       name: 'clients-declare-their-dependencies',
       severity: 'error',
       comment: 'A package imports only what its own package.json declares, so it installs on its own.',

@@ -1,8 +1,8 @@
 import type { Client } from '@temporalio/client';
 import { finishCapture } from '../src/payments/finish-capture.js';
 import { consumeSpendIntent } from '../src/store/spend-intents.js';
-import { deleteUnacceptedPayment, findPayment } from '../src/store/payments.js';
-import { allQueues, enqueueForSettlement, shardOf } from '../src/store/settlement-queue.js';
+import { deleteUnacceptedPayment, findPayment, paymentsCapturingSince } from '../src/store/payments.js';
+import { allQueues, dequeueRefused, enqueueForSettlement, findQueueEntry, queueEntriesBefore, removeQueueEntry } from '../src/store/settlement-queue.js';
 import type { PaymentDoc } from '../src/store/documents.js';
 import type { Store } from '../src/store/mongo.js';
 import type { AcceptedCaptures } from '../src/settlement/accepted-captures.js';
@@ -29,7 +29,7 @@ export function createCaptureActivities(deps: CaptureActivityDeps) {
     const consumed = await consumeSpendIntent(c, doc.spendIntentId, doc.voucherId, doc._id);
     if (consumed === 'not_available') {
       await deleteUnacceptedPayment(c, doc._id);
-      await c.settlementQueue(shardOf(doc._id, deps.shards)).deleteOne({ _id: doc._id });
+      await dequeueRefused(c, deps.shards, doc._id);
       result.abandoned++;
       return;
     }
@@ -50,21 +50,21 @@ export function createCaptureActivities(deps: CaptureActivityDeps) {
       const cutoff = Date.now() - input.olderThanSeconds * 1000;
       const result: SweepResult = { resumed: 0, abandoned: 0 };
       for (const q of await allQueues(deps.store.db)) {
-        const stale = await c.settlementQueue(q).find({ at: { $lt: new Date(cutoff) } }).toArray();
+        const stale = await queueEntriesBefore(c, q, new Date(cutoff));
         const accepted = new Set((await deps.accepted.filter(c, stale)).map((e) => e._id));
         for (const e of stale.filter((x) => !accepted.has(x._id)).slice(0, input.limit)) {
           const doc = await findPayment(c, e._id);
           if (doc) await decide(doc, result);
           else {
-            await c.settlementQueue(q).deleteOne({ _id: e._id });
+            await removeQueueEntry(c, q, e._id);
             result.abandoned++;
           }
         }
       }
       if (!legacySwept) {
-        const stalled = await c.payments.find({ status: 'CAPTURING', updatedAt: { $lt: new Date(cutoff) } }).toArray();
+        const stalled = await paymentsCapturingSince(c, new Date(cutoff));
         for (const doc of stalled) {
-          const queued = await c.settlementQueue(shardOf(doc._id, deps.shards)).findOne({ _id: doc._id });
+          const queued = await findQueueEntry(c, deps.shards, doc._id);
           if (!queued) await decide(doc, result);
         }
         legacySwept = true;

@@ -1,8 +1,7 @@
 import type { AgentDeps } from './deps.js';
 import { fingerprint } from '@credit-facilitator/wire/canonical';
-import { deleteIfStill } from '../store/guarded-delete.js';
-import { isDuplicateKey } from '../store/mongo.js';
 import type { ToolIdempotencyDoc } from '../store/documents.js';
+import { claimToolRecord, deleteToolRecordIfStill } from '../store/tool-idempotency.js';
 import { ToolError } from '../domain/tool-errors.js';
 import type { BorrowerPrincipal } from './types.js';
 
@@ -47,34 +46,30 @@ export async function claimToolCall<R extends ToolRef>(
     createdAt: now,
     expiresAt: new Date(now.getTime() + deps.env.IDEMPOTENCY_RETENTION_HOURS * 3600_000),
   };
-  for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      await c.toolIdempotency.insertOne(doc);
-      return { ref: doc.ref as R, replayed: false };
-    } catch (err) {
-      if (!isDuplicateKey(err)) throw err;
-    }
-    const existing = await c.toolIdempotency.findOne({ _id: doc._id });
-    if (!existing) continue;
-    if (existing.expiresAt <= now) {
-      await deleteIfStill(c, c.toolIdempotency, doc._id, (d) => d.expiresAt.getTime() === existing.expiresAt.getTime());
-      continue;
-    }
-    if (existing.fingerprint !== doc.fingerprint) {
-      throw new ToolError('IDEMPOTENCY_KEY_CONFLICT', 'this idempotency_key was used with other arguments; use a new key for a new request', {
-        tool: existing.tool,
-      });
-    }
-    return { ref: (existing.ref ?? {}) as R, replayed: true };
-  }
-  throw new ToolError('UNAVAILABLE', 'idempotency key claim did not settle; retry');
+  return claimToolRecord<ToolClaim<R>>(c, {
+    attempts: 3,
+    doc: () => doc,
+    won: () => ({ ref: doc.ref as R, replayed: false }),
+    held: async (existing) => {
+      if (existing.expiresAt <= now) {
+        await deleteToolRecordIfStill(c, doc._id, (d) => d.expiresAt.getTime() === existing.expiresAt.getTime());
+        return 'retry';
+      }
+      if (existing.fingerprint !== doc.fingerprint) {
+        throw new ToolError('IDEMPOTENCY_KEY_CONFLICT', 'this idempotency_key was used with other arguments; use a new key for a new request', {
+          tool: existing.tool,
+        });
+      }
+      return { answer: { ref: (existing.ref ?? {}) as R, replayed: true } };
+    },
+    unsettled: () => new ToolError('UNAVAILABLE', 'idempotency key claim did not settle; retry'),
+  });
 }
 
 /** Frees a key whose first call was refused, so the agent can fix the cause and retry with it. */
 export async function releaseToolCall(deps: AgentDeps, p: BorrowerPrincipal, key: string, ref: ToolRef): Promise<void> {
   // Field by field: only the claim that created this ref may be released, never a newer one.
-  const c = deps.store.c;
-  await deleteIfStill(c, c.toolIdempotency, toolIdempotencyId(p.borrowerId, key), (d) => Object.entries(ref).every(([k, v]) => d.ref?.[k] === v));
+  await deleteToolRecordIfStill(deps.store.c, toolIdempotencyId(p.borrowerId, key), (d) => Object.entries(ref).every(([k, v]) => d.ref?.[k] === v));
 }
 
 /**

@@ -8,13 +8,12 @@ import { buildVoucher } from '@credit-facilitator/wire/credit-envelope';
 import { PaymentRequirementsSchema, type PaymentRequirements } from '@credit-facilitator/wire/envelope';
 import { isUuid, newId } from '@credit-facilitator/wire/ids';
 import { voucherSigningInput, type Voucher } from '@credit-facilitator/wire/voucher';
-import { chargeDailySpend, refundDailySpend } from '../store/agent-spend.js';
+import { chargeDailySpend, findSpendDay, refundDailySpend } from '../store/agent-spend.js';
 import { findBorrower, holdCredit, listAgentKeys } from '../store/borrowers.js';
-import type { AgentKeyDoc, SpendIntentDoc, ToolIdempotencyDoc } from '../store/documents.js';
-import { deleteIfStill } from '../store/guarded-delete.js';
+import type { AgentKeyDoc, SpendIntentDoc } from '../store/documents.js';
 import { findMerchant } from '../store/merchants.js';
-import { isDuplicateKey } from '../store/mongo.js';
-import { findSpendIntent, findSpendIntentWithFate } from '../store/spend-intents.js';
+import { createSpendIntentDoc, findSpendIntentWithFate } from '../store/spend-intents.js';
+import { claimToolRecord, deleteToolRecordIfStill, repointToolRecord } from '../store/tool-idempotency.js';
 import { loadBorrower, requireStage, resolveOperationalAgent } from './context.js';
 import { ToolError } from '../domain/tool-errors.js';
 import { claimToolCall, releaseToolCall, toolIdempotencyId } from './idempotency.js';
@@ -148,10 +147,7 @@ export async function preparePayment(deps: AgentDeps, p: BorrowerPrincipal, inpu
     const prepared = await prepareForOrder(deps, p, { terms, agentId: agent._id, key, candidateId: explicit?.ref.spend_intent_id ?? newId(), opts });
     if (explicit && prepared.spend_intent_id !== explicit.ref.spend_intent_id) {
       // The order already had an open intent, so the candidate was never created: the key names the real one.
-      await c.toolIdempotency.updateOne(
-        { _id: toolIdempotencyId(p.borrowerId, args.idempotency_key as string), 'ref.spend_intent_id': explicit.ref.spend_intent_id },
-        { $set: { 'ref.spend_intent_id': prepared.spend_intent_id } },
-      );
+      await repointToolRecord(c, toolIdempotencyId(p.borrowerId, args.idempotency_key as string), explicit.ref.spend_intent_id, prepared.spend_intent_id);
     }
     return prepared;
   } catch (err) {
@@ -173,45 +169,43 @@ async function prepareForOrder(
   const { terms } = o;
   const termsPrint = fingerprint({ agent: o.agentId, payTo: terms.payTo, amount: terms.amount, resource: terms.resource });
   const claimId = orderClaimId(p.borrowerId, terms.merchantId, terms.orderRef);
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const now = new Date(deps.nowMs());
-    const claim: ToolIdempotencyDoc = {
-      _id: claimId,
-      borrowerId: p.borrowerId,
-      tool: 'prepare_x402_payment#order',
-      fingerprint: termsPrint,
-      ref: { spend_intent_id: o.candidateId },
-      createdAt: now,
-      expiresAt: new Date(now.getTime() + 365 * 86400_000),
-    };
-    try {
-      await c.toolIdempotency.insertOne(claim);
-      return await createIntent(deps, p, o, o.candidateId, claimId, false);
-    } catch (err) {
-      if (!isDuplicateKey(err)) throw err;
-    }
-    const existing = await c.toolIdempotency.findOne({ _id: claimId });
-    if (!existing) continue;
-    const id = String(existing.ref?.spend_intent_id);
-    const intent = await findSpendIntentWithFate(c, id);
-    if (intent && isOpen(intent, deps.nowMs())) {
-      if (existing.fingerprint !== termsPrint) {
-        throw new ToolError('INVALID_INPUT', 'this order_ref already has an open spend intent for other terms; use another order_ref', {
-          spend_intent_id: id,
-        });
+  return claimToolRecord<PreparedPayment>(c, {
+    attempts: 5,
+    doc: () => {
+      const now = new Date(deps.nowMs());
+      return {
+        _id: claimId,
+        borrowerId: p.borrowerId,
+        tool: 'prepare_x402_payment#order',
+        fingerprint: termsPrint,
+        ref: { spend_intent_id: o.candidateId },
+        createdAt: now,
+        expiresAt: new Date(now.getTime() + 365 * 86400_000),
+      };
+    },
+    won: () => createIntent(deps, p, o, o.candidateId, claimId, false),
+    held: async (existing, mine) => {
+      const id = String(existing.ref?.spend_intent_id);
+      const intent = await findSpendIntentWithFate(c, id);
+      if (intent && isOpen(intent, deps.nowMs())) {
+        if (existing.fingerprint !== termsPrint) {
+          throw new ToolError('INVALID_INPUT', 'this order_ref already has an open spend intent for other terms; use another order_ref', {
+            spend_intent_id: id,
+          });
+        }
+        return { answer: view(intent, true) };
       }
-      return view(intent, true);
-    }
-    if (intent || now.getTime() - existing.createdAt.getTime() > ORPHAN_CLAIM_MS) {
-      // Closed (consumed or expired) or abandoned: the order may be paid again under a fresh intent.
-      await deleteIfStill(c, c.toolIdempotency, claimId, (d) => d.createdAt.getTime() === existing.createdAt.getTime());
-      continue;
-    }
-    // Another call is creating this very intent right now; creation is idempotent per id, so join it.
-    if (existing.fingerprint !== termsPrint) throw new ToolError('INVALID_INPUT', 'this order_ref is being prepared with other terms', { spend_intent_id: id });
-    return await createIntent(deps, p, o, id, claimId, true);
-  }
-  throw new ToolError('UNAVAILABLE', 'could not settle the order claim; retry');
+      if (intent || mine.createdAt.getTime() - existing.createdAt.getTime() > ORPHAN_CLAIM_MS) {
+        // Closed (consumed or expired) or abandoned: the order may be paid again under a fresh intent.
+        await deleteToolRecordIfStill(c, claimId, (d) => d.createdAt.getTime() === existing.createdAt.getTime());
+        return 'retry';
+      }
+      // Another call is creating this very intent right now; creation is idempotent per id, so join it.
+      if (existing.fingerprint !== termsPrint) throw new ToolError('INVALID_INPUT', 'this order_ref is being prepared with other terms', { spend_intent_id: id });
+      return { answer: await createIntent(deps, p, o, id, claimId, true) };
+    },
+    unsettled: () => new ToolError('UNAVAILABLE', 'could not settle the order claim; retry'),
+  });
 }
 
 /**
@@ -242,13 +236,13 @@ async function createIntent(
   const refuse = async (err: ToolError): Promise<never> => {
     await refundDailySpend(c, dayId, id);
     if (!joined) {
-      await deleteIfStill(c, c.toolIdempotency, claimId, (d) => d.ref?.spend_intent_id === id);
+      await deleteToolRecordIfStill(c, claimId, (d) => d.ref?.spend_intent_id === id);
       if (started) await stopExpiry(deps, expiry);
     }
     throw err;
   };
 
-  const day = await c.agentSpendDays.findOne({ _id: dayId });
+  const day = await findSpendDay(c, dayId);
   const spentToday = (day?.spent ?? 0) - (day?.charges?.[id] ?? 0);
   const verdict = evaluateAgentPolicy({
     grant: { perPaymentLimit: BigInt(grant.perPaymentLimit), dailyLimit: BigInt(grant.dailyLimit), expiresAt: grant.expiresAt },
@@ -272,8 +266,8 @@ async function createIntent(
   if (held === 'borrower_not_active') return refuse(new ToolError('BORROWER_NOT_ACTIVE', 'the borrower is not active or was suspended', { reason: 'borrower_not_active' }));
   if (joined) await ensureExpiryRunning(deps, expiry);
 
-  const voucher = buildVoucher({
-    spendIntentId: id,
+  // What the voucher says and the intent records alike.
+  const facts = {
     borrowerId: p.borrowerId,
     operationalAgentId: o.agentId,
     merchantId: terms.merchantId,
@@ -283,33 +277,20 @@ async function createIntent(
     network: deps.settlement.network,
     resource: terms.resource,
     orderRef: terms.orderRef,
-    issuedAt: nowS,
-    expiresAt,
-  });
-  const doc: SpendIntentDoc = {
-    _id: id,
-    borrowerId: p.borrowerId,
-    operationalAgentId: o.agentId,
-    merchantId: terms.merchantId,
-    payTo: terms.payTo,
-    amount: terms.amount,
-    asset: deps.settlement.asset.toLowerCase(),
-    network: deps.settlement.network,
-    orderRef: terms.orderRef,
-    resource: terms.resource,
-    status: 'RESERVED',
-    idempotencyKey: newId(),
-    agentKeyId: key._id,
-    voucher: voucher as unknown as Record<string, unknown>,
-    paymentRequirementsJson: JSON.stringify(terms.requirements),
-    expiresAt,
-    createdAt: new Date(nowMs),
   };
-  try {
-    await c.spendIntents.insertOne(doc);
-    return view(doc, joined);
-  } catch (err) {
-    if (!isDuplicateKey(err)) throw err;
-    return view((await findSpendIntent(c, id)) as SpendIntentDoc, true);
-  }
+  const voucher = buildVoucher({ spendIntentId: id, ...facts, issuedAt: nowS, expiresAt });
+  const stored = await createSpendIntentDoc(
+    c,
+    id,
+    {
+      ...facts,
+      idempotencyKey: newId(),
+      agentKeyId: key._id,
+      voucher: voucher as unknown as Record<string, unknown>,
+      paymentRequirementsJson: JSON.stringify(terms.requirements),
+      expiresAt,
+    },
+    new Date(nowMs),
+  );
+  return view(stored.doc, joined || !stored.created);
 }

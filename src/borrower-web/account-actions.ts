@@ -1,13 +1,13 @@
 import { bytesToHex, getAddress, verifyTypedData } from 'viem';
 import type { BorrowerWebDeps } from './deps.js';
-import { endBorrowerGrants } from '../auth/oauth/borrower-grants.js';
+import { endBorrowerGrants } from '../store/borrower-grants.js';
 import { borrowerDomainInput } from '../agents/context.js';
 import { ApiError } from '../domain/errors.js';
 import { isCanonicalSignature } from '../domain/signature.js';
 import { agentGrantTypedData, typedDataToJson } from '../domain/typed-data.js';
 import { decodePublicKey, randomNonce } from '@credit-facilitator/wire/voucher';
 import type { AgentGrant, AgentKeyDoc } from '../store/documents.js';
-import { findAgentKey, replaceAgentKeyGrant, revokeAgentKey, revokeOperationalAgent } from '../store/operational-agents.js';
+import { findAgentKey, findOperationalAgent, replaceAgentKeyGrant, revokeAgentKey, revokeOperationalAgent } from '../store/operational-agents.js';
 import { sessionBorrower } from './account-view.js';
 import type { BorrowerSession } from './session.js';
 
@@ -36,7 +36,7 @@ export async function revokeKey(deps: BorrowerWebDeps, s: BorrowerSession, keyId
  * Grants are ended on every call, so a retry after a failure in between finishes the job.
  */
 export async function revokeAgent(deps: BorrowerWebDeps, s: BorrowerSession, operationalAgentId: string) {
-  const agent = await deps.store.c.operationalAgents.findOne({ _id: operationalAgentId });
+  const agent = await findOperationalAgent(deps.store.c, operationalAgentId);
   if (!agent || agent.borrowerId !== s.borrowerId) throw ApiError.notFound('operational agent');
   const out = await revokeOperationalAgent(deps.store.c, agent._id, new Date(deps.nowMs()));
   const endedGrants = await endBorrowerGrants(deps.store.db, s.borrowerId, deps.nowMs(), agent.clientId);

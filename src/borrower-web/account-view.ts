@@ -4,7 +4,9 @@ import { spendDayId, utcDay } from '../domain/agent-policy.js';
 import { ApiError } from '../domain/errors.js';
 import { findBorrower } from '../store/borrowers.js';
 import type { AgentKeyDoc, BorrowerDoc } from '../store/documents.js';
+import { spentOn } from '../store/agent-spend.js';
 import { findMerchant } from '../store/merchants.js';
+import { recentBorrowerPayments } from '../store/payments.js';
 import { listBorrowerAgentKeys, listOperationalAgents } from '../store/operational-agents.js';
 import { findSpendIntent } from '../store/spend-intents.js';
 import { agentKeyView, creditView } from '../agents/borrower-views.js';
@@ -66,11 +68,11 @@ export async function accountView(deps: BorrowerWebDeps, s: BorrowerSession): Pr
   const [agents, keys, payments, clients] = await Promise.all([
     listOperationalAgents(c, b._id),
     listBorrowerAgentKeys(c, b._id),
-    c.payments.find({ borrowerId: b._id }).sort({ capturedAt: -1 }).limit(RECENT_PAYMENTS).toArray(),
+    recentBorrowerPayments(c, b._id, RECENT_PAYMENTS),
     connectedClients(deps, b._id),
   ]);
   const spent = new Map(
-    await Promise.all(keys.map(async (k) => [k._id, (await c.agentSpendDays.findOne({ _id: spendDayId(k._id, today) }))?.spent ?? 0] as const)),
+    await Promise.all(keys.map(async (k) => [k._id, await spentOn(c, spendDayId(k._id, today))] as const)),
   );
   const holdEntries = Object.entries(b.holds ?? {}).slice(0, MAX_HOLDS);
   const holds = await Promise.all(

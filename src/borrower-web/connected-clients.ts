@@ -1,5 +1,5 @@
 import type { BorrowerWebDeps } from './deps.js';
-import { lastTokenIssuedAt, listBorrowerGrants, registeredClientName, type BorrowerGrant } from '../auth/oauth/borrower-grants.js';
+import { lastTokenIssuedAt, listBorrowerGrants, registeredClientName, type BorrowerGrant } from '../store/borrower-grants.js';
 
 export interface ConnectedClientView {
   client_id: string;

@@ -1,7 +1,5 @@
 import { isGrpcServiceError, ServiceError } from '@temporalio/client';
-import { MongoError, MongoErrorLabel, MongoNetworkError, MongoServerError, MongoServerSelectionError, MongoWriteConcernError } from 'mongodb';
-import { FencedOut } from '../store/fencing.js';
-import { LeaseBusy } from '../store/lease-lock.js';
+import { isStoreTransient } from '../store/transient-errors.js';
 
 /** gRPC codes a retry can cure: the server away, too slow, or shedding load (Temporal's rate limits). */
 const GRPC_RETRYABLE = new Set([
@@ -9,29 +7,6 @@ const GRPC_RETRYABLE = new Set([
   4, // DEADLINE_EXCEEDED
   8, // RESOURCE_EXHAUSTED
 ]);
-
-/**
- * Server error codes the MongoDB retryable-writes specification names as retryable: a primary
- * stepping down or restarting, a node unreachable or recovering. A replica-set failover answers
- * these for a few seconds; a retry reaches the new primary.
- */
-const MONGO_RETRYABLE_CODES = new Set([
-  6, // HostUnreachable
-  7, // HostNotFound
-  89, // NetworkTimeout
-  91, // ShutdownInProgress
-  189, // PrimarySteppedDown
-  262, // ExceededTimeLimit
-  9001, // SocketException
-  10107, // NotWritablePrimary
-  11600, // InterruptedAtShutdown
-  11602, // InterruptedDueToReplStateChange
-  13435, // NotPrimaryNoSecondaryOk
-  13436, // NotPrimaryOrSecondary
-  134, // ReadConcernMajorityNotAvailableYet
-]);
-
-const MONGO_RETRYABLE_LABELS = [MongoErrorLabel.RetryableWriteError, MongoErrorLabel.TransientTransactionError, MongoErrorLabel.PoolRequestedRetry, MongoErrorLabel.ResetPool];
 
 /**
  * Node's own errors for a connection that broke or could not be made. The MongoDB driver wraps
@@ -70,15 +45,6 @@ export function isTemporalUnreachable(err: unknown): boolean {
   return isGrpcServiceError(grpc) && GRPC_RETRYABLE.has(grpc.code);
 }
 
-function isMongoTransient(err: unknown): boolean {
-  if (err instanceof MongoNetworkError || err instanceof MongoServerSelectionError) return true;
-  if (!(err instanceof MongoError)) return false;
-  if (MONGO_RETRYABLE_LABELS.some((label) => err.hasErrorLabel(label))) return true;
-  const code = err instanceof MongoWriteConcernError ? (err.result?.writeConcernError?.code ?? err.code) : err.code;
-  if (typeof code === 'number' && MONGO_RETRYABLE_CODES.has(code)) return true;
-  return err instanceof MongoServerError && /SQLITE_BUSY|database is locked/.test(err.message);
-}
-
 /**
  * Failures of a dependency that a retry can cure: Temporal unreachable or shedding load, the
  * store busy, unreachable or failing over, a store lease held too long or taken over mid-write
@@ -86,5 +52,5 @@ function isMongoTransient(err: unknown): boolean {
  * claimed stays bound, so the retry with the same key resumes it.
  */
 export function isTransientDependencyError(err: unknown): boolean {
-  return err instanceof LeaseBusy || err instanceof FencedOut || isTemporalUnreachable(err) || isMongoTransient(err) || isSocketFailure(err);
+  return isStoreTransient(err) || isTemporalUnreachable(err) || isSocketFailure(err);
 }

@@ -2,6 +2,7 @@ import { parseAbiItem, type Address, type PublicClient } from 'viem';
 import { bytes32ToUuid, uuidToBytes32 } from '@credit-facilitator/wire/ids';
 import type { ChainSettlement, RefundFact, StoreSettlement } from '../domain/reconcile.js';
 import type { Collections } from '../store/collections.js';
+import { findRefundsOf } from '../store/refunds.js';
 import { listPayments } from './list-payments.js';
 import type { StatusDeps } from './status.js';
 
@@ -70,7 +71,7 @@ export async function settledPaymentsBetween(deps: StatusDeps, merchantId: strin
 export async function storeRefundsOf(c: Collections, paymentIds: readonly string[]): Promise<RefundFact[]> {
   const out: RefundFact[] = [];
   for (let i = 0; i < paymentIds.length; i += 100) {
-    const docs = await c.refunds.find({ _id: { $in: paymentIds.slice(i, i + 100) } }).toArray();
+    const docs = await findRefundsOf(c, paymentIds.slice(i, i + 100));
     for (const d of docs) {
       for (const r of d.refunds) {
         if (r.status === 'SUCCEEDED') out.push({ paymentId: d._id, nonce: r.authorization.nonce, amount: r.amount, transaction: r.transaction ?? '' });

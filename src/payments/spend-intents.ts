@@ -3,7 +3,7 @@ import { newId } from '@credit-facilitator/wire/ids';
 import type { SpendIntentDoc } from '../store/documents.js';
 import type { Collections } from '../store/collections.js';
 import { holdCredit } from '../store/borrowers.js';
-import { insertSpendIntent } from '../store/spend-intents.js';
+import { createSpendIntentDoc } from '../store/spend-intents.js';
 import type { PaymentTerms } from '@credit-facilitator/wire/payment-terms';
 
 export interface SpendIntentRequest extends PaymentTerms {
@@ -21,7 +21,5 @@ export async function createSpendIntent(c: Collections, req: SpendIntentRequest,
   const held = await holdCredit(c, req.borrowerId, id, Number(req.amount));
   if (held === 'borrower_not_active') throw ApiError.paymentRejected('borrower_not_active');
   if (held === 'insufficient_credit') throw ApiError.paymentRejected('insufficient_credit');
-  const doc: SpendIntentDoc = { _id: id, ...req, payTo: req.payTo.toLowerCase(), asset: req.asset.toLowerCase(), status: 'RESERVED', createdAt: now };
-  await insertSpendIntent(c, doc);
-  return doc;
+  return (await createSpendIntentDoc(c, id, req, now)).doc;
 }

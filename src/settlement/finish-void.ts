@@ -1,17 +1,17 @@
-import type { Db } from 'mongodb';
 import { ledgerLineOf } from '../domain/payment-ledger.js';
 import { closeHolds } from '../store/borrowers.js';
 import type { SettlementQueueDoc } from '../store/documents.js';
 import { recordLedgerLines } from '../store/payment-ledger.js';
 import { markVoided } from '../store/payments.js';
 import { allQueues, announceVoid, removeFromQueues } from '../store/settlement-queue.js';
+import type { Store } from '../store/mongo.js';
 import { emitWebhookEvents, type EmitDeps } from '../webhooks/emit.js';
 import { notifyOne } from './notify-payments.js';
 import { outcomeEvents } from './outcome-events.js';
 import { finalReceipt } from './receipt.js';
 
 export interface FinishVoidDeps extends EmitDeps {
-  db: Db;
+  db: Store['db'];
 }
 
 /** Everything a void does once it holds the claim; each step is idempotent. */

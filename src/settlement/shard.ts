@@ -4,10 +4,9 @@ import type { BatchOutcome } from '../domain/payment.js';
 import { ledgerLineOf } from '../domain/payment-ledger.js';
 import { closeHolds } from '../store/borrowers.js';
 import type { SettlementQueueDoc } from '../store/documents.js';
-import { insertOnce } from '../store/mongo.js';
 import { recordLedgerLines } from '../store/payment-ledger.js';
 import { findPayment, recordBatchProjections } from '../store/payments.js';
-import { announceBatch, claimForBatch, findClaim, isVoidClaim, queueEntryOf, queuesServedBy, readQueues, recordBatch, recordShardBacklog, removeFromQueues, shardOf } from '../store/settlement-queue.js';
+import { announceBatch, claimForBatch, enqueueEntryOnce, findClaim, isVoidClaim, queueEntryOf, queuesServedBy, readQueues, recordBatch, recordShardBacklog, removeFromQueues } from '../store/settlement-queue.js';
 import type { PaymentWorkflowInput } from '../temporal/definitions.js';
 import { DEFAULT_WEBHOOK_RETRY, emitWebhookEvents } from '../webhooks/emit.js';
 import type { AcceptedCaptures } from './accepted-captures.js';
@@ -93,7 +92,7 @@ export function createShardSettlement(deps: ShardDeps) {
         workflow: { asset, network, orderRef, capturedAt },
         at: new Date(capturedAt),
       };
-      await insertOnce(c.settlementQueue(shardOf(paymentId, deps.shards ?? 1)), entry);
+      await enqueueEntryOnce(c, deps.shards ?? 1, entry);
     },
 
     /**

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
 import { ApiError } from '../domain/errors.js';
 import type { Receipt } from '../domain/payment.js';
-import { insertOnce, type Store } from '../store/mongo.js';
+import { loadOrCreateKeyDoc } from '../store/keys.js';
+import type { Store } from '../store/mongo.js';
 
 interface ReceiptKeyDoc {
   _id: 'current';
@@ -24,13 +25,11 @@ export const RECEIPT_JWT_TYPE = 'x402-receipt+jwt';
  * either can be rotated alone. The first API process makes it; every other reads the same one.
  */
 export async function loadOrCreateReceiptSigner(store: Store): Promise<ReceiptSigner> {
-  const col = store.db.collection<ReceiptKeyDoc>('receipt_signing_keys');
-  let doc = await col.findOne({ _id: 'current' });
-  if (!doc) {
+  const doc = await loadOrCreateKeyDoc<ReceiptKeyDoc>(store, 'receipt_signing_keys', async () => {
     const { privateKey } = await generateKeyPair('ES256', { extractable: true });
     const jwk = { ...(await exportJWK(privateKey)), kid: randomBytes(8).toString('hex'), alg: 'ES256', use: 'sig' };
-    doc = await insertOnce(col, { _id: 'current', privateJwk: jwk, createdAt: new Date() });
-  }
+    return { _id: 'current', privateJwk: jwk, createdAt: new Date() };
+  });
   const privateJwk = doc.privateJwk;
   const key = await importJWK(privateJwk, 'ES256');
   const publicJwk = Object.fromEntries(Object.entries(privateJwk).filter(([k]) => PUBLIC_MEMBERS.includes(k))) as JWK;

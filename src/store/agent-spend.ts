@@ -41,6 +41,10 @@ export function refundDailySpend(c: Collections, dayId: string, intentId: string
   });
 }
 
+export function findSpendDay(c: Collections, dayId: string): Promise<AgentSpendDayDoc | null> {
+  return c.agentSpendDays.findOne({ _id: dayId });
+}
+
 export async function spentOn(c: Collections, dayId: string): Promise<number> {
-  return (await c.agentSpendDays.findOne({ _id: dayId }))?.spent ?? 0;
+  return (await findSpendDay(c, dayId))?.spent ?? 0;
 }

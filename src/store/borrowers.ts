@@ -1,5 +1,6 @@
 import { changeBorrower } from './borrower-changes.js';
-import { insertOnce, isDuplicateKey } from './mongo.js';
+import { insertOnce } from './claim.js';
+import { isDuplicateKey } from './mongo.js';
 import type { Collections } from './collections.js';
 import type { BorrowerDoc } from './documents.js';
 

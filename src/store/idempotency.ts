@@ -1,6 +1,6 @@
 import type { Collections } from './collections.js';
 import type { IdempotencyDoc } from './documents.js';
-import { isDuplicateKey } from './mongo.js';
+import { claimInsertFirst } from './claim.js';
 
 /** Concurrent requests with the same key kept taking and releasing it: none could be judged against it. */
 export class IdempotencyKeyBusy extends Error {
@@ -17,20 +17,18 @@ export function idempotencyId(merchantId: string, key: string): string {
  * Binds a key to one request fingerprint and payment id. An expired record is replaced, so a key
  * can be reused after the retention window, as with Stripe.
  */
-export async function claimIdempotencyKey(c: Collections, doc: IdempotencyDoc, now: Date): Promise<ClaimResult> {
-  for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      await c.idempotency.insertOne(doc);
-      return { kind: 'claimed', doc };
-    } catch (err) {
-      if (!isDuplicateKey(err)) throw err;
-    }
-    const existing = await c.idempotency.findOne({ _id: doc._id });
-    if (!existing) continue;
-    if (existing.expiresAt > now) return { kind: 'existing', doc: existing };
-    await c.idempotency.deleteOne({ _id: doc._id, expiresAt: existing.expiresAt });
-  }
-  throw new IdempotencyKeyBusy('idempotency key claim did not settle after 3 attempts');
+export function claimIdempotencyKey(c: Collections, doc: IdempotencyDoc, now: Date): Promise<ClaimResult> {
+  return claimInsertFirst<IdempotencyDoc, ClaimResult>(c.idempotency, {
+    attempts: 3,
+    doc: () => doc,
+    won: (claimed) => ({ kind: 'claimed', doc: claimed }),
+    held: async (existing) => {
+      if (existing.expiresAt > now) return { answer: { kind: 'existing', doc: existing } };
+      await c.idempotency.deleteOne({ _id: doc._id, expiresAt: existing.expiresAt });
+      return 'retry';
+    },
+    unsettled: () => new IdempotencyKeyBusy('idempotency key claim did not settle after 3 attempts'),
+  });
 }
 
 /** Frees a key whose request was refused, so the caller can fix the request and retry with it. */

@@ -1,4 +1,4 @@
-import { MongoClient, MongoServerError, type Collection, type Db, type Filter, type OptionalUnlessRequiredId } from 'mongodb';
+import { MongoClient, MongoServerError, type Db } from 'mongodb';
 import type { Collections } from './collections.js';
 import { collections, ensureIndexes } from './collections.js';
 
@@ -36,6 +36,18 @@ export function newStoreClient(uri: string, opts: Pick<StoreOptions, 'onCommand'
     client.on('commandStarted', (e) => count(e.commandName, collectionOf(e.command[e.commandName])));
   }
   return client;
+}
+
+/** Whether a store answers at `uri` within `timeoutMs` (the stack tooling's readiness probe). */
+export async function pingStore(uri: string, timeoutMs: number): Promise<boolean> {
+  const client = new MongoClient(uri, { serverSelectionTimeoutMS: timeoutMs, connectTimeoutMS: timeoutMs });
+  try {
+    await client.connect();
+    const res = await client.db('admin').command({ ping: 1 });
+    return res.ok === 1;
+  } finally {
+    await client.close();
+  }
 }
 
 export async function connectStore(uri: string, dbName: string, opts: StoreOptions = {}): Promise<Store> {
@@ -80,22 +92,4 @@ function swappableStore(first: MongoClient, dbName: string): Store {
 
 export function isDuplicateKey(err: unknown): boolean {
   return err instanceof MongoServerError && err.code === 11000;
-}
-
-/**
- * Inserts `doc` unless a document with its _id exists, then returns the stored one. A plain
- * insert, not an upsert: the unique _id decides between concurrent first writers on every store,
- * and FerretDB v1 drops empty arrays from an upsert's $setOnInsert document.
- */
-export async function insertOnce<T extends { _id: string }>(col: Collection<T>, doc: T): Promise<T> {
-  const filter = { _id: doc._id } as Filter<T>;
-  try {
-    await col.insertOne(doc as OptionalUnlessRequiredId<T>);
-    return doc;
-  } catch (err) {
-    if (!isDuplicateKey(err)) throw err;
-  }
-  const stored = await col.findOne(filter);
-  if (!stored) throw new Error(`insertOnce: ${col.collectionName} ${doc._id} is missing after its write`);
-  return stored as T;
 }

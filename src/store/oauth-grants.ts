@@ -7,7 +7,7 @@ import { parseScopeString, type Scope } from '@credit-facilitator/wire/onboardin
  */
 export const GRANT_ID_CLAIM = 'grant_id';
 
-/** Where oidc-provider keeps grants (its `Grant` model in src/auth/oauth/mongo-adapter.ts). */
+/** Where oidc-provider keeps grants (its `Grant` model in src/store/oauth-state.ts). */
 const GRANT_COLLECTION = 'oauth_grant';
 
 export interface LiveGrant {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { exportJWK, generateKeyPair } from 'jose';
-import { insertOnce, type Store } from './mongo.js';
+import { loadOrCreateKeyDoc } from './keys.js';
+import type { Store } from './mongo.js';
 
 /** The authorization server's keys and cookie secrets, shared by every API process through the store. */
 export interface OAuthKeys {
@@ -23,23 +24,20 @@ const PUBLIC_MEMBERS = ['kty', 'crv', 'x', 'y', 'n', 'e', 'kid', 'alg', 'use'];
 /**
  * The authorization server's signing keys and cookie secrets. The first API process generates
  * them; every later one (and every restart) reads the same document, so tokens stay valid
- * across processes. insertOnce makes two first starts agree on one set.
+ * across processes; two first starts agree on one set (loadOrCreateKeyDoc).
  */
 export async function loadOrCreateOAuthKeys(store: Store): Promise<OAuthKeys> {
-  const col = store.db.collection<OAuthKeysDoc>('oauth_keys');
-  let doc = await col.findOne({ _id: 'current' });
-  if (!doc) {
+  const doc = await loadOrCreateKeyDoc<OAuthKeysDoc>(store, 'oauth_keys', async () => {
     const { privateKey } = await generateKeyPair('ES256', { extractable: true });
     const jwk = await exportJWK(privateKey);
     const kid = randomBytes(8).toString('hex');
-    const fresh: OAuthKeysDoc = {
+    return {
       _id: 'current',
       privateJwks: { keys: [{ ...jwk, kid, alg: 'ES256', use: 'sig' }] },
       cookieKeys: [randomBytes(32).toString('base64url'), randomBytes(32).toString('base64url')],
       createdAt: new Date(),
     };
-    doc = await insertOnce(col, fresh);
-  }
+  });
   const publicKeys = doc.privateJwks.keys.map((k) => Object.fromEntries(Object.entries(k).filter(([name]) => PUBLIC_MEMBERS.includes(name))));
   return { privateJwks: doc.privateJwks, publicJwks: { keys: publicKeys }, cookieKeys: doc.cookieKeys };
 }

@@ -2,7 +2,8 @@ import type { Collections } from './collections.js';
 import type { AgentGrant, AgentKeyDoc, OperationalAgentDoc } from './documents.js';
 import { changeBorrower } from './borrower-changes.js';
 import { withFencedDocument } from './fencing.js';
-import { insertOnce, isDuplicateKey } from './mongo.js';
+import { insertOnce } from './claim.js';
+import { isDuplicateKey } from './mongo.js';
 
 /*
  * Who belongs to whom is kept as id lists on the parent (borrower -> operational agents -> agent
@@ -34,6 +35,10 @@ async function legacyAgentIds(c: Collections, borrowerId: string): Promise<strin
   const b = await c.borrowers.findOne({ _id: borrowerId });
   if (!b || b.operationalAgentIds !== undefined) return [];
   return (await c.operationalAgents.find({ borrowerId }).toArray()).map((a) => a._id);
+}
+
+export function findOperationalAgent(c: Collections, operationalAgentId: string): Promise<OperationalAgentDoc | null> {
+  return c.operationalAgents.findOne({ _id: operationalAgentId });
 }
 
 export async function listOperationalAgents(c: Collections, borrowerId: string): Promise<OperationalAgentDoc[]> {

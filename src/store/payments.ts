@@ -15,6 +15,16 @@ export function findPaymentByVoucher(c: Collections, voucherId: string): Promise
   return c.payments.findOne({ voucherId });
 }
 
+/** Captures still CAPTURING since before `before`: left half-way by the code before settlement queues. */
+export function paymentsCapturingSince(c: Collections, before: Date): Promise<PaymentDoc[]> {
+  return c.payments.find({ status: 'CAPTURING', updatedAt: { $lt: before } }).toArray();
+}
+
+/** A borrower's latest payments, newest first (the borrower page; may scan). */
+export function recentBorrowerPayments(c: Collections, borrowerId: string, limit: number): Promise<PaymentDoc[]> {
+  return c.payments.find({ borrowerId }).sort({ capturedAt: -1 }).limit(limit).toArray();
+}
+
 /** Removes a payment whose capture was never accepted (its spend intent went elsewhere); no workflow exists for it. */
 export async function deleteUnacceptedPayment(c: Collections, paymentId: string): Promise<void> {
   await c.payments.deleteOne({ _id: paymentId });

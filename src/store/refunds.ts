@@ -7,6 +7,11 @@ export function findPaymentRefunds(c: Collections, paymentId: string): Promise<P
   return c.refunds.findOne({ _id: paymentId });
 }
 
+/** The refund documents of these payments (one $in read). */
+export function findRefundsOf(c: Collections, paymentIds: readonly string[]): Promise<PaymentRefundsDoc[]> {
+  return c.refunds.find({ _id: { $in: [...paymentIds] } }).toArray();
+}
+
 export type ReserveRefundResult =
   | { kind: 'reserved' }
   /** The same refund id is already recorded (a retried request). */

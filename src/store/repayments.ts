@@ -2,7 +2,7 @@ import type { Collections } from './collections.js';
 import type { RepaymentDoc } from './documents.js';
 import { changeBorrower } from './borrower-changes.js';
 import { withFencedDocument } from './fencing.js';
-import { insertOnce } from './mongo.js';
+import { insertOnce } from './claim.js';
 
 export async function ensureRepayment(c: Collections, doc: RepaymentDoc): Promise<RepaymentDoc> {
   return insertOnce(c.repayments, doc);

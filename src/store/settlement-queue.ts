@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { MongoBulkWriteError, type Db } from 'mongodb';
 import { SETTLEMENT_QUEUE_PREFIX, type Collections } from './collections.js';
 import type { BatchDoc, PaymentDoc, SettlementClaimDoc, SettlementQueueDoc } from './documents.js';
+import { insertOnce } from './claim.js';
 import { isDuplicateKey } from './mongo.js';
 import { minuteKey } from '../domain/payment-ledger.js';
 
@@ -30,6 +31,25 @@ export async function enqueueForSettlement(c: Collections, shards: number, doc: 
   } catch (err) {
     if (!isDuplicateKey(err)) throw err;
   }
+}
+
+/** Puts a queue entry in its shard's queue unless it is there, and returns the stored one. */
+export function enqueueEntryOnce(c: Collections, shards: number, entry: SettlementQueueDoc): Promise<SettlementQueueDoc> {
+  return insertOnce(c.settlementQueue(shardOf(entry._id, shards)), entry);
+}
+
+export function findQueueEntry(c: Collections, shards: number, paymentId: string): Promise<SettlementQueueDoc | null> {
+  return c.settlementQueue(shardOf(paymentId, shards)).findOne({ _id: paymentId });
+}
+
+/** Entries of queue `queue` enqueued before `before` (the sweeper's stalled captures). */
+export function queueEntriesBefore(c: Collections, queue: number, before: Date): Promise<SettlementQueueDoc[]> {
+  return c.settlementQueue(queue).find({ at: { $lt: before } }).toArray();
+}
+
+/** Takes one entry out of queue `queue` (whatever the shard count is now). */
+export async function removeQueueEntry(c: Collections, queue: number, paymentId: string): Promise<void> {
+  await c.settlementQueue(queue).deleteOne({ _id: paymentId });
 }
 
 /** Takes a refused capture back out of the queue. */

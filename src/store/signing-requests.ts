@@ -1,7 +1,7 @@
 import type { Collections } from './collections.js';
 import type { SigningRequestDoc } from './documents.js';
 import { withFencedDocument } from './fencing.js';
-import { insertOnce } from './mongo.js';
+import { insertOnce } from './claim.js';
 
 /** Creates the request once: a second call with the same _id keeps the first document. */
 export async function ensureSigningRequest(c: Collections, doc: SigningRequestDoc): Promise<SigningRequestDoc> {

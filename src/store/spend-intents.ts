@@ -1,9 +1,21 @@
 import type { Collections } from './collections.js';
 import type { SpendIntentDoc, SpendIntentFateDoc } from './documents.js';
+import { tryClaim } from './claim.js';
 import { isDuplicateKey } from './mongo.js';
 
-export async function insertSpendIntent(c: Collections, doc: SpendIntentDoc): Promise<void> {
-  await c.spendIntents.insertOne(doc);
+/** What the creator of a spend intent decides; the store sets the rest (a RESERVED intent, addresses lower-cased). */
+export type NewSpendIntent = Omit<SpendIntentDoc, '_id' | 'status' | 'createdAt' | 'consumedByVoucherId' | 'paymentId'>;
+
+/**
+ * The one way a spend intent document comes to be: RESERVED, stored once under its id. A repeat
+ * (a joined or retried creation of the same id) returns the stored intent with created false.
+ */
+export async function createSpendIntentDoc(c: Collections, id: string, intent: NewSpendIntent, now: Date): Promise<{ doc: SpendIntentDoc; created: boolean }> {
+  const doc: SpendIntentDoc = { _id: id, ...intent, payTo: intent.payTo.toLowerCase(), asset: intent.asset.toLowerCase(), status: 'RESERVED', createdAt: now };
+  const claim = await tryClaim(c.spendIntents, doc);
+  if (claim.won) return { doc, created: true };
+  if (!claim.held) throw new Error(`spend intent ${id} is missing after its write`);
+  return { doc: claim.held, created: false };
 }
 
 export function findSpendIntent(c: Collections, spendIntentId: string): Promise<SpendIntentDoc | null> {

@@ -6,7 +6,7 @@ import { GRANT_ID_CLAIM } from '../../src/store/oauth-grants.js';
 import type { World } from './world.js';
 
 /**
- * A grant document in oidc-provider's collection (src/auth/oauth/mongo-adapter.ts layout), valid for
+ * A grant document in oidc-provider's collection (src/store/oauth-state.ts layout), valid for
  * a day; `consentedScopes` are granted for the MCP resource as the sign-in page grants them.
  */
 export async function storeGrant(w: World, accountId: string, clientId: string, consentedScopes: readonly string[] = []): Promise<string> {

@@ -4,7 +4,7 @@ import { request } from 'node:http';
 import type { PrivateKeyAccount } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { typedDataFromJson } from '../../src/agents/signing.js';
-import { mongoAdapterFactory } from '../../src/auth/oauth/mongo-adapter.js';
+import { mongoAdapterFactory } from '../../src/store/oauth-state.js';
 import { findOrCreateBorrowerByWallet } from '../../src/store/borrowers.js';
 import { useIsolatedStack } from '../support/isolated-stack.js';
 import { authorizationUrl, pkcePair, registerLoopbackClient } from '../support/oauth-client.js';

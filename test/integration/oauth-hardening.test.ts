@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
-import { mongoAdapterFactory } from '../../src/auth/oauth/mongo-adapter.js';
+import { mongoAdapterFactory } from '../../src/store/oauth-state.js';
 import { bodyTextOf, fuzzCases } from '../helpers/fuzz.js';
 import { world, type World } from '../helpers/world.js';
 import { useIsolatedStack } from '../support/isolated-stack.js';

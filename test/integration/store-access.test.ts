@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { chargeDailySpend, refundDailySpend } from '../../src/store/agent-spend.js';
 import { convertHoldToDebt, holdCredit, releaseHold } from '../../src/store/borrowers.js';
 import type { Collections } from '../../src/store/collections.js';
+import { claimInsertFirst, type HeldVerdict } from '../../src/store/claim.js';
 import { LeaseBusy, withLease } from '../../src/store/lease-lock.js';
 import { consumeRate, slotId } from '../../src/store/rate-limits.js';
 import { bookRepayment } from '../../src/store/repayments.js';
@@ -148,6 +149,64 @@ describe('store access on the real store: lease locks and _id-only hot paths', f
       }
       assert.deepEqual((await c.borrowers.findOne({ _id: b.borrowerId }))?.holds, {});
       assert.equal((await c.signingRequests.findOne({ _id: signing._id }))?.status, 'PENDING');
+    });
+  });
+
+  describe('insert-first claims (store/claim.ts)', function () {
+    type ClaimDoc = { _id: string; by: number };
+
+    it('of concurrent claimers exactly one wins; every other reads its claim and decides on it', async function () {
+      const col = w.store.db.collection<ClaimDoc>('claim_test');
+      const id = `claim:${randomUUID()}`;
+      const outcomes = await Promise.all(
+        Array.from({ length: 5 }, (_, by) =>
+          claimInsertFirst<ClaimDoc, string>(col, {
+            attempts: 3,
+            doc: () => ({ _id: id, by }),
+            won: (doc) => `won:${doc.by}`,
+            held: (held, mine) => ({ answer: `saw:${held.by}:as:${mine.by}` }),
+            unsettled: () => new Error('unsettled'),
+          }),
+        ),
+      );
+      const winners = outcomes.filter((o) => o.startsWith('won:'));
+      assert.equal(winners.length, 1, outcomes.join(' '));
+      const winner = Number(winners[0]!.slice('won:'.length));
+      assert.equal((await col.findOne({ _id: id }))?.by, winner);
+      for (const o of outcomes.filter((x) => !x.startsWith('won:'))) assert.match(o, new RegExp(`^saw:${winner}:as:\\d$`));
+    });
+
+    it('retries after the caller clears a held claim, and gives up with the caller\'s error once the attempts are spent', async function () {
+      const col = w.store.db.collection<ClaimDoc>('claim_test');
+      const id = `claim:${randomUUID()}`;
+      await col.insertOne({ _id: id, by: -1 });
+      const cleared = await claimInsertFirst<ClaimDoc, string>(col, {
+        attempts: 2,
+        doc: () => ({ _id: id, by: 7 }),
+        won: (doc) => `won:${doc.by}`,
+        held: async (held): Promise<HeldVerdict<string>> => {
+          await col.deleteOne({ _id: held._id, by: held.by });
+          return 'retry';
+        },
+        unsettled: () => new Error('unsettled'),
+      });
+      assert.equal(cleared, 'won:7');
+      let judged = 0;
+      await assert.rejects(
+        claimInsertFirst<ClaimDoc, string>(col, {
+          attempts: 3,
+          doc: () => ({ _id: id, by: 8 }),
+          won: () => 'won',
+          held: () => {
+            judged++;
+            return 'retry';
+          },
+          unsettled: () => new Error('claim did not settle'),
+        }),
+        /claim did not settle/,
+      );
+      assert.equal(judged, 3);
+      assert.equal((await col.findOne({ _id: id }))?.by, 7, 'the held claim is left alone');
     });
   });
 

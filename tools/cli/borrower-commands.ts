@@ -1,4 +1,4 @@
-import { endBorrowerGrants } from '../../src/auth/oauth/borrower-grants.js';
+import { endBorrowerGrants } from '../../src/store/borrower-grants.js';
 import { isUuid } from '@credit-facilitator/wire/ids';
 import { findBorrower, setBorrowerSuspension } from '../../src/store/borrowers.js';
 import { findAgentKey, listBorrowerAgentKeys, listOperationalAgents, revokeAgentKey } from '../../src/store/operational-agents.js';

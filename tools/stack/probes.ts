@@ -1,7 +1,7 @@
 import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common';
-import { MongoClient } from 'mongodb';
 import { SEARCH_ATTRIBUTES } from './args.js';
+import { pingStore } from '../../src/store/mongo.js';
 
 const KEYWORD = 2; // temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD
 const GRPC_NOT_FOUND = 5;
@@ -35,15 +35,8 @@ export async function temporalReady(address: string, namespace: string): Promise
   }
 }
 
-export async function mongoPing(uri: string): Promise<boolean> {
-  const client = new MongoClient(uri, { serverSelectionTimeoutMS: 1500, connectTimeoutMS: 1500 });
-  try {
-    await client.connect();
-    const res = await client.db('admin').command({ ping: 1 });
-    return res.ok === 1;
-  } finally {
-    await client.close();
-  }
+export function mongoPing(uri: string): Promise<boolean> {
+  return pingStore(uri, 1500);
 }
 
 export async function rpcCall<T>(rpcUrl: string, method: string, params: unknown[] = []): Promise<T> {

@@ -8,7 +8,7 @@ import { GRANT_ID_CLAIM } from '../../store/oauth-grants.js';
 import { corsPolicy, providerCorsFilter } from '../../http/cors.js';
 import { OutboundFetchRefused } from '../../net/guarded-json-fetch.js';
 import { CIMD_MAX_BYTES, cimdFeature, cimdFetch, isCimdClientId } from './cimd.js';
-import { mongoAdapterFactory } from './mongo-adapter.js';
+import { mongoAdapterFactory } from '../../store/oauth-state.js';
 import { cimdRedirectUriProblem, redirectUriProblem } from '../../domain/redirect-policy.js';
 
 /** Where oidc-provider sends the browser to sign in (served by src/borrower-web). */

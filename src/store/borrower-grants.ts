@@ -1,9 +1,9 @@
 import type { Db } from 'mongodb';
-import { collectionName } from './mongo-adapter.js';
+import { collectionName } from './oauth-state.js';
 
 /*
  * A borrower's OAuth grants (one per consent the borrower's wallet gave a client) as oidc-provider
- * stores them (mongo-adapter.ts), read and ended straight in the store: the borrower page and the
+ * stores them (oauth-state.ts), read and ended straight in the store: the borrower page and the
  * operator CLI have no provider instance, and ending must not wait for one.
  */
 

@@ -1,6 +1,6 @@
 import type { Collection, Db } from 'mongodb';
 import type { Adapter, AdapterPayload } from 'oidc-provider';
-import { isDuplicateKey } from '../../store/mongo.js';
+import { isDuplicateKey } from './mongo.js';
 
 /**
  * oidc-provider state in MongoDB, one collection per model (`oauth_<model>`). FerretDB v1 has
