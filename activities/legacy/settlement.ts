@@ -1,5 +1,6 @@
 import { Context } from '@temporalio/activity';
-import type { ChainContext, SettlementItem } from '../../src/chain/settlement.js';
+import type { ChainContext } from '../../src/chain/context.js';
+import type { SettlementItem } from '../../src/chain/settlement.js';
 import { awaitBatchConfirmation, findBatchSettlement, submitSettleBatch } from '../../src/chain/settlement.js';
 import type { Store } from '../../src/store/mongo.js';
 import { claimPaymentsForBatch } from '../../src/store/payments.js';
