@@ -14,6 +14,7 @@ import type { Deployment } from './deploy.js';
 import { authorizationToSettlement, idBoundNonce, receiveWithAuthorizationTypedData, type Eip3009Authorization } from './eip3009.js';
 import { ContractRevertedError } from './errors.js';
 import { entryProof, type SettlementEntry } from './merkle.js';
+import { readById } from './read-by-id.js';
 import { sendSettlementCall } from './send-settlement-call.js';
 import { bytes32ToUuid, uuidToBytes32 } from '@credit-facilitator/wire/ids';
 
@@ -81,12 +82,7 @@ export async function submitRefund(
 
 /** The cumulative amount refunded for a payment. */
 export async function refundedOf(ctx: ChainReadContext, paymentId: string): Promise<bigint> {
-  return ctx.publicClient.readContract({
-    address: ctx.deployment.settlement,
-    abi: creditSettlementAbi,
-    functionName: 'refundedOf',
-    args: [uuidToBytes32(paymentId)],
-  });
+  return readById(ctx, 'refundedOf', paymentId);
 }
 
 export interface RefundedEvent {

@@ -15,6 +15,7 @@ import type { ChainContext, ChainReadContext } from './context.js';
 import { ContractRevertedError } from './errors.js';
 import { bytes32ToUuid, uuidToBytes32 } from '@credit-facilitator/wire/ids';
 import type { SettlementEntry } from './merkle.js';
+import { readById } from './read-by-id.js';
 import { sendSettlementCall } from './send-settlement-call.js';
 
 export interface SettlementItem {
@@ -93,12 +94,7 @@ export async function submitSettleBatch(ctx: ChainContext, batchId: string, item
 }
 
 export async function isBatchSettled(ctx: ChainReadContext, batchId: string): Promise<boolean> {
-  return ctx.publicClient.readContract({
-    address: ctx.deployment.settlement,
-    abi: creditSettlementAbi,
-    functionName: 'batchSettled',
-    args: [uuidToBytes32(batchId)],
-  });
+  return readById(ctx, 'batchSettled', batchId);
 }
 
 export interface BatchSettlementLog {
@@ -288,12 +284,7 @@ export async function readPaymentSettledEvents(ctx: ChainReadContext, txHash: Ha
 }
 
 export async function debtOf(ctx: ChainReadContext, borrowerId: string): Promise<bigint> {
-  return ctx.publicClient.readContract({
-    address: ctx.deployment.settlement,
-    abi: creditSettlementAbi,
-    functionName: 'debtOf',
-    args: [uuidToBytes32(borrowerId)],
-  });
+  return readById(ctx, 'debtOf', borrowerId);
 }
 
 export async function assetBalanceOf(ctx: ChainReadContext, address: `0x${string}`): Promise<bigint> {
