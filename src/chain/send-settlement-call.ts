@@ -15,7 +15,7 @@ import type { TxRequest } from './nonce-manager.js';
 
 type SettlementAbi = typeof creditSettlementAbi;
 type Mutability = 'nonpayable' | 'payable';
-export type SettlementFunction = ContractFunctionName<SettlementAbi, Mutability>;
+type SettlementFunction = ContractFunctionName<SettlementAbi, Mutability>;
 type ArgsOf<F extends SettlementFunction> = ContractFunctionArgs<SettlementAbi, Mutability, F>;
 type ResultOf<F extends SettlementFunction> = ContractFunctionReturnType<SettlementAbi, Mutability, F, ArgsOf<F>>;
 
