@@ -5,7 +5,7 @@ import { testUsdcAbi } from '../src/chain/abi.js';
 import { awaitTransaction } from '../src/chain/await-transaction.js';
 import { authorizationFromStrings, type Eip3009Authorization } from '../src/chain/eip3009.js';
 import { RefundRevertedError, refundLogsIn, settledBatchEntries, submitRefund as sendRefund } from '../src/chain/refund.js';
-import type { ChainContext } from '../src/chain/settlement.js';
+import type { ChainContext } from '../src/chain/context.js';
 import { refundTotals, type RefundWorkflowInput } from '../src/domain/refunds.js';
 import { refundedEvent } from '../src/domain/webhook-events.js';
 import { toReceipt } from '../src/settlement/receipt.js';

@@ -3,7 +3,7 @@ import type { Hash, Hex } from 'viem';
 import { awaitTransaction } from '../src/chain/await-transaction.js';
 import { testUsdcAbi } from '../src/chain/abi.js';
 import { repayWithAuthorization, RepaymentRevertedError, type Eip3009Authorization } from '../src/chain/eip3009.js';
-import type { ChainContext } from '../src/chain/settlement.js';
+import type { ChainContext } from '../src/chain/context.js';
 import { findBorrower } from '../src/store/borrowers.js';
 import type { Store } from '../src/store/mongo.js';
 import { bookRepayment, findRepayment, updateRepayment } from '../src/store/repayments.js';

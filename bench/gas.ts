@@ -5,7 +5,8 @@ import { testUsdcAbi } from '../src/chain/abi.js';
 import { makeChainClients } from '../src/chain/clients.js';
 import { deployContracts, type Deployment } from '../src/chain/deploy.js';
 import { transferWithAuthorizationTypedData } from '../src/chain/eip3009.js';
-import { submitSettleBatch, type ChainContext, type SettlementItem } from '../src/chain/settlement.js';
+import type { ChainContext } from '../src/chain/context.js';
+import { submitSettleBatch, type SettlementItem } from '../src/chain/settlement.js';
 import { mean } from './stats.js';
 
 /** anvil's second dev account: deploys and settles the gas contracts, so the worker's nonces stay its own. */

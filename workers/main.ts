@@ -2,7 +2,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { getAddress } from 'viem';
 import { createActivities } from '../activities/index.js';
 import { makeChainClients } from '../src/chain/clients.js';
-import type { ChainContext } from '../src/chain/settlement.js';
+import type { ChainContext } from '../src/chain/context.js';
 import { NonceManager } from '../src/chain/nonce-manager.js';
 import { isAllowedSettler } from '../src/chain/settler-check.js';
 import { loadEnv, type Env } from '../src/config/env.js';

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TransactionNotFoundError, TransactionReceiptNotFoundError, type Hash, type TransactionReceipt } from 'viem';
-import type { ChainContext } from './settlement.js';
+import type { ChainContext } from './context.js';
 
 export type TransactionConfirmation =
   | { status: 'confirmed'; transaction: string; blockNumber: string; receipt: TransactionReceipt }

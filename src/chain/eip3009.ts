@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { encodeFunctionData, parseSignature, type Hash, type Hex } from 'viem';
-import { creditSettlementAbi } from './abi.js';
+import { parseSignature, type Hash, type Hex } from 'viem';
+import type { ChainContext } from './context.js';
 import type { Deployment } from './deploy.js';
-import { contractRevert } from './errors.js';
+import { ContractRevertedError } from './errors.js';
 import { uuidToBytes32 } from '@credit-facilitator/wire/ids';
-import { sendWithSettler, type ChainContext } from './settlement.js';
+import { receiveWithAuthorizationTypes, transferWithAuthorizationTypes } from '../domain/typed-data.js';
+import { sendSettlementCall } from './send-settlement-call.js';
 
 /** An EIP-3009 authorization message (TransferWithAuthorization and ReceiveWithAuthorization share the fields). */
 export interface Eip3009Authorization {
@@ -15,15 +16,6 @@ export interface Eip3009Authorization {
   validBefore: bigint;
   nonce: `0x${string}`;
 }
-
-const authorizationFields = [
-  { name: 'from', type: 'address' },
-  { name: 'to', type: 'address' },
-  { name: 'value', type: 'uint256' },
-  { name: 'validAfter', type: 'uint256' },
-  { name: 'validBefore', type: 'uint256' },
-  { name: 'nonce', type: 'bytes32' },
-] as const;
 
 /** The message from its decimal/hex string form (as the API takes it and the store keeps it). */
 export function authorizationFromStrings(a: { from: string; to: string; value: string; validAfter: string; validBefore: string; nonce: string }): Eip3009Authorization {
@@ -36,9 +28,6 @@ export function authorizationFromStrings(a: { from: string; to: string; value: s
     nonce: a.nonce as `0x${string}`,
   };
 }
-
-export const receiveWithAuthorizationTypes = { ReceiveWithAuthorization: authorizationFields } as const;
-export const transferWithAuthorizationTypes = { TransferWithAuthorization: authorizationFields } as const;
 
 export function eip3009Domain(d: Deployment) {
   return { name: d.assetName, version: d.assetVersion, chainId: d.chainId, verifyingContract: d.asset } as const;
@@ -54,18 +43,24 @@ export function transferWithAuthorizationTypedData(d: Deployment, message: Eip30
 }
 
 /**
- * A repayment nonce: the borrower's 16 UUID bytes followed by 16 random bytes. The settlement contract
- * requires this binding, so a signed repayment can only ever reduce the named borrower's debt.
+ * A nonce bound to an id: its 16 UUID bytes followed by 16 random bytes. The settlement contract requires
+ * this binding on repayments (the borrower) and refunds (the payment), so a signed authorization can only
+ * ever serve the id it names.
  */
-export function repaymentNonce(borrowerId: string, random: Uint8Array = randomBytes(16)): `0x${string}` {
-  if (random.length !== 16) throw new RangeError('repayment nonce needs 16 random bytes');
-  return `0x${uuidToBytes32(borrowerId).slice(34)}${Buffer.from(random).toString('hex')}`;
+export function idBoundNonce(what: string, id: string, random: Uint8Array = randomBytes(16)): `0x${string}` {
+  if (random.length !== 16) throw new RangeError(`${what} nonce needs 16 random bytes`);
+  return `0x${uuidToBytes32(id).slice(34)}${Buffer.from(random).toString('hex')}`;
 }
 
-/** The ReceiveWithAuthorization a borrower's wallet signs to repay `value` base units to the settlement contract. */
-export function buildRepaymentAuthorization(
+/** A repayment nonce, bound to the borrower: a signed repayment can only ever reduce the named borrower's debt. */
+export function repaymentNonce(borrowerId: string, random?: Uint8Array): `0x${string}` {
+  return idBoundNonce('repayment', borrowerId, random);
+}
+
+/** A ReceiveWithAuthorization of `value` base units from `from` to the settlement contract, valid from now for an hour unless told. */
+export function authorizationToSettlement(
   d: Deployment,
-  opts: { borrowerId: string; from: `0x${string}`; value: bigint; validForSeconds?: number; nowSeconds?: number; nonce?: `0x${string}` },
+  opts: { from: `0x${string}`; value: bigint; nonce: `0x${string}`; validForSeconds?: number; nowSeconds?: number },
 ): Eip3009Authorization {
   const now = opts.nowSeconds ?? Math.floor(Date.now() / 1000);
   return {
@@ -74,18 +69,21 @@ export function buildRepaymentAuthorization(
     value: opts.value,
     validAfter: 0n,
     validBefore: BigInt(now + (opts.validForSeconds ?? 3600)),
-    nonce: opts.nonce ?? repaymentNonce(opts.borrowerId),
+    nonce: opts.nonce,
   };
 }
 
-export class RepaymentRevertedError extends Error {
-  constructor(
-    readonly errorName: string | undefined,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'RepaymentRevertedError';
-  }
+/** The ReceiveWithAuthorization a borrower's wallet signs to repay `value` base units to the settlement contract. */
+export function buildRepaymentAuthorization(
+  d: Deployment,
+  opts: { borrowerId: string; from: `0x${string}`; value: bigint; validForSeconds?: number; nowSeconds?: number; nonce?: `0x${string}` },
+): Eip3009Authorization {
+  return authorizationToSettlement(d, { ...opts, nonce: opts.nonce ?? repaymentNonce(opts.borrowerId) });
+}
+
+/** The contract refused the repayment in simulation (a used nonce, a wrong signature, no debt...). */
+export class RepaymentRevertedError extends ContractRevertedError {
+  override name = 'RepaymentRevertedError';
 }
 
 /** Redeems a signed repayment through the settlement contract; returns the transaction hash once broadcast. */
@@ -96,21 +94,9 @@ export async function repayWithAuthorization(
   const a = args.authorization;
   if (a.to.toLowerCase() !== ctx.deployment.settlement.toLowerCase()) throw new RangeError('repayment must be authorized to the settlement contract');
   const sig = parseSignature(args.signature);
-  const call = {
-    account: ctx.account,
-    address: ctx.deployment.settlement,
-    abi: creditSettlementAbi,
+  return sendSettlementCall(ctx, {
     functionName: 'repayWithAuthorization',
     args: [uuidToBytes32(args.borrowerId), a.from, a.value, a.validAfter, a.validBefore, a.nonce, 27 + sig.yParity, sig.r, sig.s],
-  } as const;
-  try {
-    await ctx.publicClient.simulateContract(call);
-    const gas = await ctx.publicClient.estimateContractGas(call);
-    const data = encodeFunctionData({ abi: creditSettlementAbi, functionName: 'repayWithAuthorization', args: call.args });
-    return await sendWithSettler(ctx, { to: ctx.deployment.settlement, data, gas: gas + gas / 5n });
-  } catch (err) {
-    const revert = contractRevert(err);
-    if (revert) throw new RepaymentRevertedError(revert.errorName, `repayWithAuthorization reverted: ${revert.message}`);
-    throw err;
-  }
+    revertsAs: RepaymentRevertedError,
+  });
 }

@@ -1,7 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import {
   decodeFunctionData,
-  encodeFunctionData,
   getAbiItem,
   parseEventLogs,
   parseSignature,
@@ -11,20 +9,18 @@ import {
   type Log,
 } from 'viem';
 import { creditSettlementAbi } from './abi.js';
+import type { ChainContext, ChainReadContext } from './context.js';
 import type { Deployment } from './deploy.js';
-import { receiveWithAuthorizationTypedData, type Eip3009Authorization } from './eip3009.js';
-import { contractRevert } from './errors.js';
+import { authorizationToSettlement, idBoundNonce, receiveWithAuthorizationTypedData, type Eip3009Authorization } from './eip3009.js';
+import { ContractRevertedError } from './errors.js';
 import { entryProof, type SettlementEntry } from './merkle.js';
-import { sendWithSettler, type ChainContext, type ChainReadContext } from './settlement.js';
+import { readById } from './read-by-id.js';
+import { sendSettlementCall } from './send-settlement-call.js';
 import { bytes32ToUuid, uuidToBytes32 } from '@credit-facilitator/wire/ids';
 
-/**
- * A refund nonce: the payment's 16 UUID bytes followed by 16 random bytes. The settlement contract requires
- * this binding, so a signed refund can only ever be redeemed for the named payment.
- */
-export function refundNonce(paymentId: string, random: Uint8Array = randomBytes(16)): Hex {
-  if (random.length !== 16) throw new RangeError('refund nonce needs 16 random bytes');
-  return `0x${uuidToBytes32(paymentId).slice(34)}${Buffer.from(random).toString('hex')}`;
+/** A refund nonce, bound to the payment: a signed refund can only ever be redeemed for the named payment. */
+export function refundNonce(paymentId: string, random?: Uint8Array): Hex {
+  return idBoundNonce('refund', paymentId, random);
 }
 
 /** The ReceiveWithAuthorization the refunding party (the merchant's payout address) signs: `value` back to the pool. */
@@ -32,15 +28,7 @@ export function buildRefundAuthorization(
   d: Deployment,
   opts: { paymentId: string; from: Address; value: bigint; validForSeconds?: number; nowSeconds?: number; nonce?: Hex },
 ): Eip3009Authorization {
-  const now = opts.nowSeconds ?? Math.floor(Date.now() / 1000);
-  return {
-    from: opts.from,
-    to: d.settlement,
-    value: opts.value,
-    validAfter: 0n,
-    validBefore: BigInt(now + (opts.validForSeconds ?? 3600)),
-    nonce: opts.nonce ?? refundNonce(opts.paymentId),
-  };
+  return authorizationToSettlement(d, { ...opts, nonce: opts.nonce ?? refundNonce(opts.paymentId) });
 }
 
 export function refundTypedData(d: Deployment, auth: Eip3009Authorization) {
@@ -68,14 +56,8 @@ export async function settledBatchEntries(ctx: ChainReadContext, transaction: Ha
 }
 
 /** The contract refused the refund in simulation (not in the batch, over the payment, a used nonce...). */
-export class RefundRevertedError extends Error {
-  constructor(
-    readonly errorName: string | undefined,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'RefundRevertedError';
-  }
+export class RefundRevertedError extends ContractRevertedError {
+  override name = 'RefundRevertedError';
 }
 
 /** Redeems a signed refund of one payment of a settled batch; returns the transaction hash once broadcast. */
@@ -91,33 +73,16 @@ export async function submitRefund(
   const { proof, path } = entryProof(args.entries, index);
   const sig = parseSignature(args.signature);
   const auth = { from: a.from, value: a.value, validAfter: a.validAfter, validBefore: a.validBefore, nonce: a.nonce, v: 27 + sig.yParity, r: sig.r, s: sig.s };
-  const call = {
-    account: ctx.account,
-    address: ctx.deployment.settlement,
-    abi: creditSettlementAbi,
+  return sendSettlementCall(ctx, {
     functionName: 'refundWithAuthorization',
     args: [args.batchId, args.entries[index]!, proof, path, auth],
-  } as const;
-  try {
-    await ctx.publicClient.simulateContract(call);
-    const gas = await ctx.publicClient.estimateContractGas(call);
-    const data = encodeFunctionData({ abi: creditSettlementAbi, functionName: 'refundWithAuthorization', args: call.args });
-    return await sendWithSettler(ctx, { to: ctx.deployment.settlement, data, gas: gas + gas / 5n });
-  } catch (err) {
-    const revert = contractRevert(err);
-    if (revert) throw new RefundRevertedError(revert.errorName, `refundWithAuthorization reverted: ${revert.message}`);
-    throw err;
-  }
+    revertsAs: RefundRevertedError,
+  });
 }
 
 /** The cumulative amount refunded for a payment. */
 export async function refundedOf(ctx: ChainReadContext, paymentId: string): Promise<bigint> {
-  return ctx.publicClient.readContract({
-    address: ctx.deployment.settlement,
-    abi: creditSettlementAbi,
-    functionName: 'refundedOf',
-    args: [uuidToBytes32(paymentId)],
-  });
+  return readById(ctx, 'refundedOf', paymentId);
 }
 
 export interface RefundedEvent {

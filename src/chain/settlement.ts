@@ -1,42 +1,22 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   BlockNotFoundError,
-  encodeFunctionData,
   TransactionNotFoundError,
   TransactionReceiptNotFoundError,
   getAbiItem,
   isAddress,
   parseEventLogs,
-  type Account,
   type Hash,
   type Log,
   type TransactionReceipt,
 } from 'viem';
 import { creditSettlementAbi, testUsdcAbi } from './abi.js';
-import type { ChainPublicClient, ChainWalletClient } from './clients.js';
-import type { Deployment } from './deploy.js';
-import { contractRevert } from './errors.js';
+import type { ChainContext, ChainReadContext } from './context.js';
+import { ContractRevertedError } from './errors.js';
 import { bytes32ToUuid, uuidToBytes32 } from '@credit-facilitator/wire/ids';
 import type { SettlementEntry } from './merkle.js';
-import type { NonceManager, TxRequest } from './nonce-manager.js';
-
-export interface ChainContext {
-  publicClient: ChainPublicClient;
-  walletClient: ChainWalletClient;
-  account: Account;
-  deployment: Deployment;
-  /** The settler key's nonce manager, shared by everything in the process that sends with the key. */
-  nonces?: NonceManager;
-}
-
-/** Sends with the settler key, through its nonce manager when the context has one. */
-export function sendWithSettler(ctx: Pick<ChainContext, 'nonces' | 'walletClient' | 'account'>, request: TxRequest): Promise<Hash> {
-  if (ctx.nonces) return ctx.nonces.send(request);
-  return ctx.walletClient.sendTransaction({ account: ctx.account, chain: ctx.walletClient.chain, ...request });
-}
-
-/** What read-only calls need. */
-export type ChainReadContext = Pick<ChainContext, 'publicClient' | 'deployment'>;
+import { readById } from './read-by-id.js';
+import { sendSettlementCall } from './send-settlement-call.js';
 
 export interface SettlementItem {
   paymentId: string;
@@ -84,14 +64,8 @@ export function buildSettleBatchArgs(batchId: string, items: readonly Settlement
 }
 
 /** The contract refused the batch in simulation (e.g. a sum mismatch, an unknown settler, an empty pool). */
-export class SettlementRevertedError extends Error {
-  constructor(
-    readonly errorName: string | undefined,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'SettlementRevertedError';
-  }
+export class SettlementRevertedError extends ContractRevertedError {
+  override name = 'SettlementRevertedError';
 }
 
 export class ConfirmationTimeoutError extends Error {
@@ -107,34 +81,20 @@ export type SubmitResult = { kind: 'sent'; txHash: Hash } | { kind: 'already_set
 export async function submitSettleBatch(ctx: ChainContext, batchId: string, items: readonly SettlementItem[]): Promise<SubmitResult> {
   const args = buildSettleBatchArgs(batchId, items);
   if (await isBatchSettled(ctx, batchId)) return { kind: 'already_settled' };
-  const call = {
-    account: ctx.account,
-    address: ctx.deployment.settlement,
-    abi: creditSettlementAbi,
+  const txHash = await sendSettlementCall(ctx, {
     functionName: 'settleBatch',
     args,
-  } as const;
-  try {
-    const { result } = await ctx.publicClient.simulateContract(call);
-    if (!result) return { kind: 'already_settled' };
-    const estimate = await ctx.publicClient.estimateContractGas(call);
-    const data = encodeFunctionData({ abi: creditSettlementAbi, functionName: 'settleBatch', args });
-    const txHash = await sendWithSettler(ctx, { to: ctx.deployment.settlement, data, gas: estimate + estimate / 5n + 10_000n });
-    return { kind: 'sent', txHash };
-  } catch (err) {
-    const revert = contractRevert(err);
-    if (revert) throw new SettlementRevertedError(revert.errorName, `settleBatch ${batchId} reverted: ${revert.message}`);
-    throw err;
-  }
+    revertsAs: SettlementRevertedError,
+    describedAs: `settleBatch ${batchId}`,
+    gasLimit: (estimate) => estimate + estimate / 5n + 10_000n,
+    // false: another transaction settled the batch since the check above
+    sendIf: (settles) => settles,
+  });
+  return txHash === null ? { kind: 'already_settled' } : { kind: 'sent', txHash };
 }
 
 export async function isBatchSettled(ctx: ChainReadContext, batchId: string): Promise<boolean> {
-  return ctx.publicClient.readContract({
-    address: ctx.deployment.settlement,
-    abi: creditSettlementAbi,
-    functionName: 'batchSettled',
-    args: [uuidToBytes32(batchId)],
-  });
+  return readById(ctx, 'batchSettled', batchId);
 }
 
 export interface BatchSettlementLog {
@@ -324,12 +284,7 @@ export async function readPaymentSettledEvents(ctx: ChainReadContext, txHash: Ha
 }
 
 export async function debtOf(ctx: ChainReadContext, borrowerId: string): Promise<bigint> {
-  return ctx.publicClient.readContract({
-    address: ctx.deployment.settlement,
-    abi: creditSettlementAbi,
-    functionName: 'debtOf',
-    args: [uuidToBytes32(borrowerId)],
-  });
+  return readById(ctx, 'debtOf', borrowerId);
 }
 
 export async function assetBalanceOf(ctx: ChainReadContext, address: `0x${string}`): Promise<bigint> {

@@ -1,5 +1,5 @@
 import { creditSettlementAbi } from './abi.js';
-import type { ChainContext } from './settlement.js';
+import type { ChainContext } from './context.js';
 
 /** Whether the settlement contract allows this worker's key to settle (`isSettler`). */
 export async function isAllowedSettler(chain: Pick<ChainContext, 'publicClient' | 'deployment'>): Promise<boolean> {

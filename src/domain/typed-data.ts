@@ -1,9 +1,10 @@
 import { uuidToBytes32 } from '@credit-facilitator/wire/ids';
 
 /**
- * EIP-712 messages the borrower signs in their own wallet. Pure builders: the caller passes
- * ids, nonces and clocks. Repayment is a USDC EIP-3009 ReceiveWithAuthorization
- * (src/chain/eip3009.ts), not one of these.
+ * Every EIP-712 type list we sign or check, and the messages the borrower signs in their own
+ * wallet. Pure builders: the caller passes ids, nonces and clocks. Repayments and refunds are
+ * USDC EIP-3009 authorizations in the token's own domain; their typed data is built in
+ * src/chain/eip3009.ts from the lists here.
  */
 export interface BorrowerDomainInput {
   chainId: number;
@@ -52,6 +53,29 @@ export const agentGrantTypes = {
     { name: 'nonce', type: 'bytes32' },
   ],
 } as const;
+
+/** EIP712Domain as listed in eth_signTypedData_v4 JSON, for a domain of name, version, chainId and verifyingContract. */
+export const eip712DomainTypes = {
+  EIP712Domain: [
+    { name: 'name', type: 'string' },
+    { name: 'version', type: 'string' },
+    { name: 'chainId', type: 'uint256' },
+    { name: 'verifyingContract', type: 'address' },
+  ],
+} as const;
+
+/** EIP-3009 authorizations: TransferWithAuthorization and ReceiveWithAuthorization share the fields. */
+const eip3009AuthorizationFields = [
+  { name: 'from', type: 'address' },
+  { name: 'to', type: 'address' },
+  { name: 'value', type: 'uint256' },
+  { name: 'validAfter', type: 'uint256' },
+  { name: 'validBefore', type: 'uint256' },
+  { name: 'nonce', type: 'bytes32' },
+] as const;
+
+export const receiveWithAuthorizationTypes = { ReceiveWithAuthorization: eip3009AuthorizationFields } as const;
+export const transferWithAuthorizationTypes = { TransferWithAuthorization: eip3009AuthorizationFields } as const;
 
 export const WALLET_PROOF_STATEMENT = 'Sign in to the x402 credit facilitator. This proves you control this wallet; it moves no funds.';
 

@@ -1,17 +1,9 @@
 import { recoverTypedDataAddress, type Hex } from 'viem';
-import { authorizationFromStrings, receiveWithAuthorizationTypes } from '../chain/eip3009.js';
+import { authorizationFromStrings } from '../chain/eip3009.js';
 import { isCanonicalSignature } from '../domain/signature.js';
 import type { SettlementInfo } from '../domain/settlement-info.js';
 import type { RefundAuthorizationFields } from '../domain/refunds.js';
-
-const authorizationFields = receiveWithAuthorizationTypes.ReceiveWithAuthorization;
-
-const domainFields = [
-  { name: 'name', type: 'string' },
-  { name: 'version', type: 'string' },
-  { name: 'chainId', type: 'uint256' },
-  { name: 'verifyingContract', type: 'address' },
-] as const;
+import { eip712DomainTypes, receiveWithAuthorizationTypes } from '../domain/typed-data.js';
 
 export function chainIdOf(network: string): number {
   const id = Number(network.split(':')[1]);
@@ -29,7 +21,7 @@ function domainOf(s: SettlementInfo) {
  */
 export function refundTypedData(s: SettlementInfo, message: RefundAuthorizationFields) {
   return {
-    types: { EIP712Domain: domainFields, ReceiveWithAuthorization: authorizationFields },
+    types: { ...eip712DomainTypes, ...receiveWithAuthorizationTypes },
     primaryType: 'ReceiveWithAuthorization' as const,
     domain: domainOf(s),
     message,
@@ -41,7 +33,7 @@ export async function signedByFrom(s: SettlementInfo, a: RefundAuthorizationFiel
   if (!isCanonicalSignature(signature)) return false;
   const signer = await recoverTypedDataAddress({
     domain: domainOf(s),
-    types: { ReceiveWithAuthorization: authorizationFields },
+    types: receiveWithAuthorizationTypes,
     primaryType: 'ReceiveWithAuthorization',
     message: authorizationFromStrings(a),
     signature,

@@ -1,4 +1,4 @@
-import type { ChainContext } from '../chain/settlement.js';
+import type { ChainContext } from '../chain/context.js';
 import type { WorkerMetrics } from '../observability/metrics.js';
 import type { Store } from '../store/mongo.js';
 

@@ -7,7 +7,7 @@ import { projectRoot } from '../../src/config/paths.js';
 import { freePort } from '../../tools/stack/processes.js';
 import { makeChainClients, type ChainClients } from '../../src/chain/clients.js';
 import { deployContracts, type Deployment } from '../../src/chain/deploy.js';
-import type { ChainContext } from '../../src/chain/settlement.js';
+import type { ChainContext } from '../../src/chain/context.js';
 
 // anvil's first dev account (public, test-only).
 export const DEPLOYER_KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { receiveWithAuthorizationTypes } from '../../src/domain/typed-data.js';
 import { call, type TestMerchant, type World } from './world.js';
 
 type TypedData = {
@@ -17,16 +18,7 @@ export async function signedRefund(w: World, m: TestMerchant, paymentId: string,
   const msg = td.message;
   const signature = await privateKeyToAccount(signer).signTypedData({
     domain: td.domain,
-    types: {
-      ReceiveWithAuthorization: [
-        { name: 'from', type: 'address' },
-        { name: 'to', type: 'address' },
-        { name: 'value', type: 'uint256' },
-        { name: 'validAfter', type: 'uint256' },
-        { name: 'validBefore', type: 'uint256' },
-        { name: 'nonce', type: 'bytes32' },
-      ],
-    },
+    types: receiveWithAuthorizationTypes,
     primaryType: 'ReceiveWithAuthorization',
     message: { ...msg, value: BigInt(msg.value), validAfter: BigInt(msg.validAfter), validBefore: BigInt(msg.validBefore) },
   });

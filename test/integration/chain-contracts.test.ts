@@ -26,6 +26,7 @@ import {
   repayWithAuthorization,
   transferWithAuthorizationTypedData,
 } from '../../src/chain/eip3009.js';
+import type { ChainContext } from '../../src/chain/context.js';
 import { contractRevert } from '../../src/chain/errors.js';
 import { uuidToBytes32 } from '@credit-facilitator/wire/ids';
 import {
@@ -38,7 +39,6 @@ import {
   isBatchSettled,
   readPaymentSettledEvents,
   submitSettleBatch,
-  type ChainContext,
   type ConfirmationProgress,
   type SettlementItem,
 } from '../../src/chain/settlement.js';

@@ -17,7 +17,8 @@ import {
   settledBatchEntries,
   submitRefund,
 } from '../../src/chain/refund.js';
-import { assetBalanceOf, buildSettleBatchArgs, debtOf, isBatchSettled, submitSettleBatch, type ChainContext, type SettlementItem } from '../../src/chain/settlement.js';
+import type { ChainContext } from '../../src/chain/context.js';
+import { assetBalanceOf, buildSettleBatchArgs, debtOf, isBatchSettled, submitSettleBatch, type SettlementItem } from '../../src/chain/settlement.js';
 import { uuidToBytes32 } from '@credit-facilitator/wire/ids';
 import { DEPLOYER_KEY, startOwnAnvil, type OwnAnvil } from '../helpers/anvil.js';
 

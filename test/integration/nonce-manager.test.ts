@@ -6,7 +6,8 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { testUsdcAbi } from '../../src/chain/abi.js';
 import { buildRepaymentAuthorization, receiveWithAuthorizationTypedData, repayWithAuthorization } from '../../src/chain/eip3009.js';
 import { NonceManager } from '../../src/chain/nonce-manager.js';
-import { awaitBatchConfirmation, debtOf, submitSettleBatch, type ChainContext, type SettlementItem } from '../../src/chain/settlement.js';
+import type { ChainContext } from '../../src/chain/context.js';
+import { awaitBatchConfirmation, debtOf, submitSettleBatch, type SettlementItem } from '../../src/chain/settlement.js';
 import { DEPLOYER_KEY, startOwnAnvil, type OwnAnvil } from '../helpers/anvil.js';
 
 const merchant = { id: randomUUID(), payTo: privateKeyToAccount(generatePrivateKey()).address };
