@@ -8,18 +8,18 @@ import { ensureSigningRequest, findSigningRequest } from '../store/signing-reque
 import { borrowerDomainInput, loadBorrower, requireStage, resolveOperationalAgent, walletOf } from './context.js';
 import { ToolError } from '../domain/tool-errors.js';
 import { idempotentToolCall } from './idempotency.js';
-import { parseToolInput, registerAgentKeyInput, rotateAgentKeyInput, type RegisterAgentKeyInput } from './schemas.js';
+import type { RegisterAgentKeyInput, RotateAgentKeyInput } from './schemas.js';
 import { currentSigningStep } from './signing.js';
 import type { BorrowerPrincipal, SigningStep } from './types.js';
 
 /** register_agent_key: an AgentGrant binding the agent's Ed25519 key and limits, for the wallet to sign. */
-export function registerAgentKey(deps: AgentDeps, p: BorrowerPrincipal, input: unknown): Promise<SigningStep> {
-  return agentKeyStep(deps, p, parseToolInput(registerAgentKeyInput, input), false);
+export function registerAgentKey(deps: AgentDeps, p: BorrowerPrincipal, args: RegisterAgentKeyInput): Promise<SigningStep> {
+  return agentKeyStep(deps, p, args, false);
 }
 
 /** rotate_agent_key: as register_agent_key; once signed, the operational agent's other active keys are revoked. */
-export function rotateAgentKey(deps: AgentDeps, p: BorrowerPrincipal, input: unknown): Promise<SigningStep> {
-  return agentKeyStep(deps, p, parseToolInput(rotateAgentKeyInput, input), true);
+export function rotateAgentKey(deps: AgentDeps, p: BorrowerPrincipal, args: RotateAgentKeyInput): Promise<SigningStep> {
+  return agentKeyStep(deps, p, args, true);
 }
 
 async function agentKeyStep(deps: AgentDeps, p: BorrowerPrincipal, args: RegisterAgentKeyInput, rotate: boolean): Promise<SigningStep> {

@@ -9,7 +9,7 @@ import { loadBorrower, NEXT_STEP, stageOf, signingUrl, walletOf } from './contex
 import { ToolError } from '../domain/tool-errors.js';
 import { idempotentToolCall } from './idempotency.js';
 import { queryOnboardingState, startOnboarding } from './onboarding-client.js';
-import { getBorrowerStatusInput, parseToolInput, registerBorrowerInput } from './schemas.js';
+import type { GetBorrowerStatusInput, RegisterBorrowerInput } from './schemas.js';
 import { signingStatus } from './signing.js';
 import type { BorrowerPrincipal } from './types.js';
 
@@ -25,8 +25,7 @@ export interface RegisterBorrowerOutput {
  * Starts onboarding (workflow onboarding-{borrowerId}, stage WALLET_VERIFIED) and creates one
  * operational agent (this terminal) per idempotency key.
  */
-export async function registerBorrower(deps: AgentDeps, p: BorrowerPrincipal, input: unknown): Promise<RegisterBorrowerOutput> {
-  const args = parseToolInput(registerBorrowerInput, input);
+export async function registerBorrower(deps: AgentDeps, p: BorrowerPrincipal, args: RegisterBorrowerInput): Promise<RegisterBorrowerOutput> {
   const b = await loadBorrower(deps, p);
   const wallet = walletOf(b);
   return idempotentToolCall(
@@ -70,8 +69,7 @@ export interface BorrowerStatusOutput {
 }
 
 /** Identity, stage, scopes and credit. The workflow answers the stage when it can; the store mirror otherwise. */
-export async function getBorrowerStatus(deps: AgentDeps, p: BorrowerPrincipal, input: unknown): Promise<BorrowerStatusOutput> {
-  const args = parseToolInput(getBorrowerStatusInput, input ?? {});
+export async function getBorrowerStatus(deps: AgentDeps, p: BorrowerPrincipal, args: GetBorrowerStatusInput = {}): Promise<BorrowerStatusOutput> {
   const c = deps.store.c;
   const b = await loadBorrower(deps, p);
   const [workflowState, agents, keys, pending] = await Promise.all([

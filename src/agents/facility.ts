@@ -8,13 +8,12 @@ import { ensureSigningRequest, findSigningRequest } from '../store/signing-reque
 import { borrowerDomainInput, loadBorrower, NEXT_STEP, stageOf, walletOf } from './context.js';
 import { ToolError } from '../domain/tool-errors.js';
 import { idempotentToolCall } from './idempotency.js';
-import { acceptCreditFacilityInput, parseToolInput } from './schemas.js';
+import type { AcceptCreditFacilityInput } from './schemas.js';
 import { currentSigningStep } from './signing.js';
 import type { BorrowerPrincipal, SigningStep } from './types.js';
 
 /** accept_credit_facility: a FacilityAcceptance for the borrower's wallet to sign (credit line DEFAULT_CREDIT_LIMIT). */
-export async function acceptCreditFacility(deps: AgentDeps, p: BorrowerPrincipal, input: unknown): Promise<SigningStep> {
-  const args = parseToolInput(acceptCreditFacilityInput, input);
+export async function acceptCreditFacility(deps: AgentDeps, p: BorrowerPrincipal, args: AcceptCreditFacilityInput): Promise<SigningStep> {
   const b = await loadBorrower(deps, p);
   const wallet = walletOf(b);
   return idempotentToolCall(

@@ -6,14 +6,13 @@ import { loadBorrower, requireStage } from './context.js';
 import { ToolError } from '../domain/tool-errors.js';
 import { idempotentToolCall } from './idempotency.js';
 import { runOnboardingUpdate } from './onboarding-client.js';
-import { claimHandleInput, parseToolInput } from './schemas.js';
+import type { ClaimHandleInput } from './schemas.js';
 import type { BorrowerPrincipal } from './types.js';
 
 const HANDLE_RULE = 'handles are 3-32 characters of a-z, 0-9, _ and -, starting with a letter';
 
 /** claim_handle: the workflow's claimHandle update makes the handle the borrower's and the borrower ACTIVE. */
-export async function claimHandle(deps: AgentDeps, p: BorrowerPrincipal, input: unknown): Promise<{ handle: string; stage: OnboardingStage }> {
-  const args = parseToolInput(claimHandleInput, input);
+export async function claimHandle(deps: AgentDeps, p: BorrowerPrincipal, args: ClaimHandleInput): Promise<{ handle: string; stage: OnboardingStage }> {
   const checked = normalizeHandle(args.handle);
   if (!checked.ok) {
     throw new ToolError('INVALID_INPUT', checked.reason === 'reserved' ? 'that handle is reserved' : HANDLE_RULE, {

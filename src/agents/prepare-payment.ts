@@ -17,7 +17,7 @@ import { claimToolRecord, deleteToolRecordIfStill, repointToolRecord } from '../
 import { loadBorrower, requireStage, resolveOperationalAgent } from './context.js';
 import { ToolError } from '../domain/tool-errors.js';
 import { claimToolCall, releaseToolCall, toolIdempotencyId } from './idempotency.js';
-import { OrderRef, parseToolInput, preparePaymentInput } from './schemas.js';
+import { OrderRef, type PreparePaymentInput } from './schemas.js';
 import { ensureExpiryRunning, startExpiry, stopExpiry } from './spend-intent-expiry.js';
 import type { BorrowerPrincipal } from './types.js';
 
@@ -125,8 +125,7 @@ const isOpen = (doc: SpendIntentDoc, nowMs: number) => doc.status === 'RESERVED'
  * returns the voucher for the agent to sign. One open spend intent per (merchant, order_ref):
  * a claim document in toolIdempotency names it, so retries and concurrent calls converge on it.
  */
-export async function preparePayment(deps: AgentDeps, p: BorrowerPrincipal, input: unknown, opts: PrepareOptions = {}): Promise<PreparedPayment> {
-  const args = parseToolInput(preparePaymentInput, input);
+export async function preparePayment(deps: AgentDeps, p: BorrowerPrincipal, args: PreparePaymentInput, opts: PrepareOptions = {}): Promise<PreparedPayment> {
   const c = deps.store.c;
   const b = await loadBorrower(deps, p);
   requireStage(b, 'ACTIVE');

@@ -7,7 +7,7 @@ import { ensureSigningRequest, findSigningRequest } from '../store/signing-reque
 import { deploymentOf, loadBorrower, requireStage, walletOf } from './context.js';
 import { ToolError } from '../domain/tool-errors.js';
 import { idempotentToolCall } from './idempotency.js';
-import { executeRepaymentInput, parseToolInput } from './schemas.js';
+import type { ExecuteRepaymentInput } from './schemas.js';
 import { currentSigningStep } from './signing.js';
 import type { BorrowerPrincipal, SigningStep } from './types.js';
 
@@ -18,8 +18,7 @@ const AUTHORIZATION_GRACE_SECONDS = 3600;
  * execute_repayment: a USDC ReceiveWithAuthorization from the borrower's wallet to the settlement
  * contract, nonce bound to the borrower. Once signed, repayment-{id} redeems it and books it.
  */
-export async function executeRepayment(deps: AgentDeps, p: BorrowerPrincipal, input: unknown): Promise<SigningStep> {
-  const args = parseToolInput(executeRepaymentInput, input);
+export async function executeRepayment(deps: AgentDeps, p: BorrowerPrincipal, args: ExecuteRepaymentInput): Promise<SigningStep> {
   const b = await loadBorrower(deps, p);
   const wallet = walletOf(b);
   return idempotentToolCall(

@@ -80,7 +80,11 @@ export type ClaimHandleInput = z.output<typeof claimHandleInput>;
 export type PreparePaymentInput = z.output<typeof preparePaymentInput>;
 export type ExecuteRepaymentInput = z.output<typeof executeRepaymentInput>;
 
-/** Parses a tool input or throws ToolError INVALID_INPUT with the field list; services call it on entry. */
+/**
+ * Parses a tool input or throws ToolError INVALID_INPUT with the field list. The services take parsed
+ * input: on the MCP path the SDK parses it against these same schemas (src/mcp/tools/inputs.ts), once;
+ * any other caller parses with this first.
+ */
 export function parseToolInput<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
   const r = schema.safeParse(input);
   if (r.success) return r.data;

@@ -148,7 +148,7 @@ const RpcError = z.strictObject({
 });
 const RpcResponse = z.union([RpcResult, RpcError]);
 
-/** A tool failure's text: our ToolError JSON (src/domain/tool-errors.ts) or the in-handler scope re-check. */
+/** A tool failure's text: our ToolError JSON (src/domain/tool-errors.ts). */
 const ToolErrorText = z.strictObject({
   error: z.looseObject({ code: z.enum([...TOOL_ERROR_CODES, 'INSUFFICIENT_SCOPE']), message: z.string().min(1) }),
 });

@@ -7,7 +7,7 @@ import { FencedOut } from '../../store/fencing.js';
 import { LeaseBusy } from '../../store/lease-lock.js';
 import { isTransientDependencyError } from '../../http/transient-errors.js';
 import type { BorrowerPrincipal } from '../../agents/types.js';
-import { missingScopes, TOOL_SCOPES, type ToolName } from '@credit-facilitator/wire/onboarding';
+import type { ToolName } from '@credit-facilitator/wire/onboarding';
 import { principalFromAuthInfo } from '../auth.js';
 import type { CallRecord } from '../call-record.js';
 
@@ -71,18 +71,7 @@ export async function runTool(def: ToolDefinition<InputSchema>, rt: ToolRuntime,
     rt.record.set(extra.requestId, { tool: def.name, outcome: 'tool_error', errorCode: 'UNAUTHENTICATED' });
     return errorResult({ code: 'UNAUTHENTICATED', message: 'No borrower token reached this tool.' });
   }
-  // Defence in depth: the endpoint already answered 403 for this before the call got here.
-  const missing = missingScopes(def.name, principal.scopes);
-  if (missing.length > 0) {
-    rt.record.set(extra.requestId, { tool: def.name, outcome: 'tool_error', errorCode: 'INSUFFICIENT_SCOPE' });
-    return errorResult({
-      code: 'INSUFFICIENT_SCOPE',
-      oauth_error: 'insufficient_scope',
-      message: `This token lacks the scope ${missing.join(' ')} needed by ${def.name}.`,
-      scope: TOOL_SCOPES[def.name].join(' '),
-      missing_scopes: missing,
-    });
-  }
+  // The scope was checked once, by the endpoint's gate (scope-gate.ts), before any revision's server saw the call.
   try {
     const output = await def.run(rt.deps, principal, input as never);
     rt.record.set(extra.requestId, { tool: def.name, outcome: 'ok' });
