@@ -5,7 +5,7 @@ import { evaluateVoucher, type VerificationContext, type VerificationInput } fro
 import { encodeKey, generateAgentKeyPair, signVoucher, type Voucher } from '@credit-facilitator/wire/voucher';
 import { AmountString } from '@credit-facilitator/wire/amounts';
 import { INVALID_REASONS } from '@credit-facilitator/wire/invalid-reasons';
-import { sampleVoucher } from '../helpers/sample-voucher.js';
+import { sampleVoucher } from '@credit-facilitator/wire/testing';
 
 const keys = generateAgentKeyPair();
 const base: Voucher = sampleVoucher();

@@ -8,7 +8,7 @@ import {
 } from '../../src/domain/verification.js';
 import type { PaymentRequirements } from '@credit-facilitator/wire/envelope';
 import { encodeKey, generateAgentKeyPair, signVoucher, type Voucher } from '@credit-facilitator/wire/voucher';
-import { sampleVoucher } from '../helpers/sample-voucher.js';
+import { sampleVoucher } from '@credit-facilitator/wire/testing';
 
 const NOW = 1_700_000_100;
 const BORROWER = '33333333-3333-4333-8333-333333333333';

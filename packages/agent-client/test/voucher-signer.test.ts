@@ -5,7 +5,7 @@ import { canonicalJson } from '@credit-facilitator/wire/canonical';
 import { generateAgentKeyPair, VOUCHER_SIGNING_PREFIX, verifyVoucherSignature, type Voucher } from '@credit-facilitator/wire/voucher';
 import { checkPreparedPayment, signPreparedPayment, VoucherCheckError, type PaymentIntent } from '@credit-facilitator/agent-client/voucher-signer';
 import type { PaymentRequiredMessage } from '@credit-facilitator/agent-client/x402-messages';
-import { sampleVoucher, SAMPLE } from './helpers/sample-voucher.js';
+import { sampleVoucher, SAMPLE } from '@credit-facilitator/wire/testing';
 
 const NOW = 1_700_000_100;
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateWorkloadKey, loadOrCreateWorkloadKey, loadWorkloadKey, saveWorkloadKey, WorkloadKeyError } from '@credit-facilitator/agent-client/workload-key';
 import { signVoucher, verifyVoucherSignature } from '@credit-facilitator/wire/voucher';
-import { sampleVoucher } from './helpers/sample-voucher.js';
+import { sampleVoucher } from '@credit-facilitator/wire/testing';
 
 describe('agent-client/workload-key', () => {
   let dir: string;

@@ -8,7 +8,7 @@ import {
   parsePaymentRequirements,
 } from '@credit-facilitator/wire/envelope';
 import { generateAgentKeyPair, signVoucher, type Voucher } from '@credit-facilitator/wire/voucher';
-import { sampleVoucher } from './helpers/sample-voucher.js';
+import { sampleVoucher } from '@credit-facilitator/wire/testing';
 
 const voucher = (): Voucher => sampleVoucher();
 

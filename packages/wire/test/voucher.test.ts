@@ -14,7 +14,7 @@ import {
 } from '@credit-facilitator/wire/voucher';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { canonicalJson } from '@credit-facilitator/wire/canonical';
-import { sampleVoucher } from './helpers/sample-voucher.js';
+import { sampleVoucher } from '@credit-facilitator/wire/testing';
 
 const sample = (): Voucher => sampleVoucher();
 

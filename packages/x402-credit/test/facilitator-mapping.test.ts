@@ -15,7 +15,7 @@ import {
   verifyResponseFrom,
   type Receipt,
 } from '@credit-facilitator/x402-credit/facilitator-mapping';
-import { sampleVoucher, SAMPLE } from './helpers/sample-voucher.js';
+import { sampleVoucher, SAMPLE } from '@credit-facilitator/wire/testing';
 
 const requirements = (orderRef = 'order-fresh'): PaymentRequirements => ({
   scheme: 'credit',

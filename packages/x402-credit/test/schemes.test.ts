@@ -8,7 +8,7 @@ import { canonicalJson } from '@credit-facilitator/wire/canonical';
 import { generateAgentKeyPair, VOUCHER_SIGNING_PREFIX, verifyVoucherSignature, type Voucher } from '@credit-facilitator/wire/voucher';
 import { CreditSchemeClient } from '@credit-facilitator/x402-credit/credit-scheme-client';
 import { CreditSchemeServer } from '@credit-facilitator/x402-credit/credit-scheme-server';
-import { sampleVoucher, SAMPLE } from './helpers/sample-voucher.js';
+import { sampleVoucher, SAMPLE } from '@credit-facilitator/wire/testing';
 
 const NETWORK = 'eip155:84532' as const;
 const NOW_MS = 1_700_000_100_000;

@@ -1,7 +1,10 @@
-// A fixture of this package's tests (each package's tests stand alone, so each keeps its own copy).
-import type { Voucher } from '@credit-facilitator/wire/voucher';
+import type { Voucher } from './voucher.js';
 
-/** A fixed, schema-valid voucher for unit tests; ids and addresses are easy to recognise in failures. */
+/**
+ * Fixtures for tests of code that handles vouchers (ours and an integrator's): a fixed, schema-valid
+ * voucher whose ids and addresses are easy to recognise in a failure. Not signed; sign it with
+ * `signVoucher` from `@credit-facilitator/wire/voucher` where a test needs a signature.
+ */
 export const SAMPLE = {
   borrowerId: '33333333-3333-4333-8333-333333333333',
   operationalAgentId: '44444444-4444-4444-8444-444444444444',
