@@ -18,7 +18,7 @@ export interface CreditSchemeClientOptions {
   now?: () => number;
 }
 
-/** What the plug-in needs from a CreditAgent (src/agent-client/credit-agent.ts). */
+/** What the plug-in needs from a CreditAgent (@credit-facilitator/agent-client). */
 export interface PreparingAgent {
   prepareX402Payment(args: PrepareX402Args): Promise<unknown>;
   readonly operationalAgentId: string | undefined;
