@@ -41,11 +41,11 @@ export async function mountedRoutes(w: World): Promise<string[]> {
 /** The API's router modules mountedRoutes() builds; the demo merchant is its own app. */
 export const API_ROUTER_MODULES = [
   'src/api/facilitator/routes.ts',
-  'src/http/metrics-route.ts',
   'src/api/openapi.ts',
   'src/borrower-web/account-routes.ts',
   'src/borrower-web/sign-in-routes.ts',
   'src/borrower-web/signing-routes.ts',
+  'src/http/metrics-route.ts',
   'src/mcp/routes.ts',
 ];
 
