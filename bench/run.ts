@@ -9,7 +9,8 @@
  * BENCH_MERCHANTS, BENCH_BORROWERS, BENCH_MAX_IN_FLIGHT, BENCH_ARRIVALS (poisson|even),
  * BENCH_MCP_VOUCHERS (per level, through prepare_x402_payment), BENCH_PREP_BUDGET_SECONDS (how long
  * one-by-one createSpendIntent may take per level before bulk holds take over), BENCH_OUT (JSON path),
- * BENCH_KEEP_DATA=1 (keep the stack's temp dir).
+ * BENCH_KEEP_DATA=1 (keep the stack's temp dir), TEMPORAL_TOPOLOGY=cluster (the stack on the cluster topology,
+ * src/stack/cluster; written to docs/benchmarks-cluster.md instead).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -46,7 +47,9 @@ const MCP_VOUCHERS = envNum('BENCH_MCP_VOUCHERS', 10);
 const QUICK_LIMIT_SECONDS = envNum('BENCH_QUICK_LIMIT_SECONDS', 320);
 const POLL_EVERY_MS = 1000;
 const AMOUNT = '1000';
-const CHART = 'benchmarks-throughput.svg';
+const ON_CLUSTER = process.env.TEMPORAL_TOPOLOGY === 'cluster';
+const PAGE = ON_CLUSTER ? 'benchmarks-cluster.md' : 'benchmarks.md';
+const CHART = ON_CLUSTER ? 'benchmarks-cluster-throughput.svg' : 'benchmarks-throughput.svg';
 
 async function benchStack(dir: string): Promise<StackHandle> {
   const source: NodeJS.ProcessEnv = {
@@ -168,8 +171,8 @@ async function main() {
     const docs = join(projectRoot(), 'docs');
     const chartPoints = reported.map((l) => ({ offered: l.offeredPerSec, accepted: l.acceptedPerSec, settled: l.settledPerSec, captureP99Ms: l.captureMs.p99 }));
     writeFileSync(join(docs, CHART), throughputChart(chartPoints, `Open loop, ${MERCHANTS} merchants, ${SECONDS} s per level (${machine.cores} cores)`));
-    writeFileSync(join(docs, 'benchmarks.md'), benchmarksPage(machine, run, blocks, notes(summary, extraOverload), CHART));
-    console.log(`\nwrote docs/benchmarks.md and docs/${CHART}`);
+    writeFileSync(join(docs, PAGE), benchmarksPage(machine, run, blocks, notes(summary, extraOverload), CHART));
+    console.log(`\nwrote docs/${PAGE} and docs/${CHART}`);
     if (process.env.BENCH_OUT) {
       const out = { ...summary, bars: barList, levels: allLevels, warmUp: warm, ceilings, gas: gasReport, dataGrowthPreload: growth?.preload ?? null, settings: run, machine };
       writeFileSync(process.env.BENCH_OUT, JSON.stringify(out, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v), 2));
