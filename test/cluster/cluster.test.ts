@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { mapPool } from '../../bench/stats.js';
 import { paymentsReconcile } from '../../src/cli/payment-commands.js';
 import { startReplicas, type Replicas } from '../../src/stack/cluster/replicas.js';
+import { CLUSTER_HISTORY_SHARDS } from '../../src/stack/cluster/temporal-config.js';
 import { ensureTemporalServer } from '../../src/stack/cluster/temporal-server-build.js';
 import { freePort } from '../../src/stack/processes.js';
 import { capturePayments, newParties } from '../helpers/captures.js';
@@ -134,7 +135,12 @@ if (!enabled) {
       ];
       assert.equal(new Set(accepted.map((p) => p.paymentId)).size, accepted.length, 'one payment per capture');
       const { settledTwice, lost } = await awaitSettlements(w, accepted, 240_000);
-      const figures = { rate: RATE, windowSeconds: WINDOW_SECONDS, apis: 2, workers: 2, shards: SHARDS, historyShards: 4, offered: sent.length, firstAnswers, resolvedByRetry: retried.length, accepted: accepted.length, lost, settledTwice, kills };
+      const confirmSeconds = sent.flatMap((s) => (s.record.confirmSeconds === undefined ? [] : [s.record.confirmSeconds]));
+      const figures = {
+        rate: RATE, windowSeconds: WINDOW_SECONDS, apis: 2, workers: 2, settlementShards: SHARDS, historyShards: CLUSTER_HISTORY_SHARDS,
+        offered: sent.length, firstAnswers, resolvedByRetry: retried.length, accepted: accepted.length, lost, settledTwice, kills,
+        captureToConfirmedSecondsMax: confirmSeconds.length > 0 ? Math.max(...confirmSeconds) : null, confirmedSeenByPolls: confirmSeconds.length,
+      };
       process.stdout.write(`\ncluster kills: ${JSON.stringify(figures, null, 2)}\n`);
       if (process.env.CLUSTER_OUT) writeFileSync(process.env.CLUSTER_OUT, JSON.stringify(figures, null, 2));
       assert.equal(kills.length, 2, 'both services were killed and came back');

@@ -96,8 +96,15 @@ export async function startTemporalCluster(o: TemporalClusterOptions): Promise<T
   const namespaceAnswers = (proc: ManagedProcess | undefined, signal: AbortSignal | undefined) =>
     waitUntil(() => temporalReady(temporalAddress, o.namespace), { what: `Temporal namespace ${o.namespace} on the cluster`, proc, timeoutMs: o.timeoutMs, intervalMs: 500, signal });
 
-  const services = TEMPORAL_SERVICES.map((s) => start(specs.get(servicePartName(s))!.spec));
-  await Promise.all(TEMPORAL_SERVICES.map((s, i) => waitForPort(LOCALHOST, ports[s].grpc, { proc: services[i], timeoutMs: o.timeoutMs, signal: o.signal, what: `the Temporal ${s} service` })));
+  const serviceUp = (s: TemporalService, proc: ManagedProcess) => waitForPort(LOCALHOST, ports[s].grpc, { proc, timeoutMs: o.timeoutMs, signal: o.signal, what: `the Temporal ${s} service` });
+  // Every service writes the cluster's metadata record when it finds none: on a fresh database, four
+  // at once race on its primary key and the losers exit. The first one alone creates it.
+  const [first, ...rest] = TEMPORAL_SERVICES;
+  const firstProc = start(specs.get(servicePartName(first))!.spec);
+  await serviceUp(first, firstProc);
+  const others = rest.map((s) => start(specs.get(servicePartName(s))!.spec));
+  await Promise.all(rest.map((s, i) => serviceUp(s, others[i]!)));
+  const services = [firstProc, ...others];
   await waitUntil(
     async () => {
       const created = await ensureNamespaceWithCli(o.temporalCli, temporalAddress, o.namespace).catch((err: Error) => {
