@@ -125,7 +125,7 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
     try {
       cluster = await startTemporalCluster({
         dataDir, frontendPort: opts.temporal.port, namespace: opts.temporal.namespace, binaries: serverBinaries, temporalCli: temporalBin,
-        spawn, processes, log, signal: opts.signal, timeoutMs,
+        spawn, processes, log, signal: opts.signal, timeoutMs, synchronousCommit: opts.mongo.synchronous === 'full' ? 'on' : 'off',
       });
     } catch (err) {
       await stopAll(processes);

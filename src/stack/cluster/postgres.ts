@@ -94,11 +94,16 @@ export async function ensurePostgresInitialised(layout: PostgresLayout, traverse
  * The postmaster on 127.0.0.1 only, no Unix socket. Connections: four Temporal services with up to
  * 30 each, FerretDB's pool and the SQL tool fit well under 300. SIGINT is PostgreSQL's fast
  * shutdown (SIGTERM would wait for every client to disconnect).
+ *
+ * `synchronousCommit` follows the embedded store's durability setting (FERRETDB_SQLITE_SYNCHRONOUS):
+ * `normal` -> `synchronous_commit=off`, the dev stack's trade (a killed process loses nothing, a
+ * power cut the last few hundred milliseconds of commits, never consistency); `full` -> `on`, an
+ * fsync per commit, what production runs.
  */
-export function postgresSpec(layout: PostgresLayout, port: number): SpawnOptions {
+export function postgresSpec(layout: PostgresLayout, port: number, synchronousCommit: 'on' | 'off' = 'on'): SpawnOptions {
   const runAs = runAsForRoot();
   const postgres = pgBinary('postgres');
-  const args = ['-D', layout.dir, '-p', String(port), '-c', `listen_addresses=${LOCALHOST}`, '-c', 'unix_socket_directories=', '-c', 'max_connections=300'];
+  const args = ['-D', layout.dir, '-p', String(port), '-c', `listen_addresses=${LOCALHOST}`, '-c', 'unix_socket_directories=', '-c', 'max_connections=300', '-c', `synchronous_commit=${synchronousCommit}`];
   const [command, ...rest] = runAs ? [...runAs.prefix, postgres, ...args] : [postgres, ...args];
   return { name: 'postgres', command: command!, args: rest, stopSignal: 'SIGINT' };
 }

@@ -23,6 +23,8 @@ export interface TemporalClusterOptions {
   log: (m: string) => void;
   signal?: AbortSignal | undefined;
   timeoutMs: number;
+  /** PostgreSQL's `synchronous_commit` (postgres.ts: from FERRETDB_SQLITE_SYNCHRONOUS). */
+  synchronousCommit: 'on' | 'off';
 }
 
 export interface ClusterRestart {
@@ -56,7 +58,7 @@ export async function startTemporalCluster(o: TemporalClusterOptions): Promise<T
   await ensurePostgresInitialised(layout, [o.dataDir, clusterDir], o.log);
   const password = readPostgresPassword(layout);
   const postgresPort = await freePort();
-  const pgSpec = postgresSpec(layout, postgresPort);
+  const pgSpec = postgresSpec(layout, postgresPort, o.synchronousCommit);
   const start = (spec: SpawnOptions) => {
     const p = o.spawn(spec);
     o.processes.push(p);
