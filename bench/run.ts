@@ -171,7 +171,7 @@ async function main() {
     const docs = join(projectRoot(), 'docs');
     const chartPoints = reported.map((l) => ({ offered: l.offeredPerSec, accepted: l.acceptedPerSec, settled: l.settledPerSec, captureP99Ms: l.captureMs.p99 }));
     writeFileSync(join(docs, CHART), throughputChart(chartPoints, `Open loop, ${MERCHANTS} merchants, ${SECONDS} s per level (${machine.cores} cores)`));
-    writeFileSync(join(docs, PAGE), benchmarksPage(machine, run, blocks, notes(summary, extraOverload), CHART));
+    writeFileSync(join(docs, PAGE), onTopology(benchmarksPage(machine, run, blocks, notes(summary, extraOverload), CHART)));
     console.log(`\nwrote docs/${PAGE} and docs/${CHART}`);
     if (process.env.BENCH_OUT) {
       const out = { ...summary, bars: barList, levels: allLevels, warmUp: warm, ceilings, gas: gasReport, dataGrowthPreload: growth?.preload ?? null, settings: run, machine };
@@ -186,6 +186,15 @@ async function main() {
     if (process.env.BENCH_KEEP_DATA === '1') console.log(`bench stack data kept in ${dir}`);
     else rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The page names the dev server's parts; on the cluster topology it names the cluster's. */
+function onTopology(page: string): string {
+  if (!ON_CLUSTER) return page;
+  return page
+    .replace('(Temporal dev server, FerretDB on SQLite, anvil, one worker, one API process)', '(the cluster topology, src/stack/cluster: PostgreSQL, the Temporal frontend, history, matching and worker as four processes over 4 history shards, FerretDB on PostgreSQL, anvil, one worker, one API process)')
+    .replaceAll('store (FerretDB/SQLite)', 'store (FerretDB/PostgreSQL)')
+    .replace('# Benchmarks\n', '# Benchmarks on the cluster topology\n');
 }
 
 function notes(s: ReturnType<typeof summarizeBench>, extraOverload: boolean): string[] {
