@@ -9,7 +9,8 @@
  * BENCH_MERCHANTS, BENCH_BORROWERS, BENCH_MAX_IN_FLIGHT, BENCH_ARRIVALS (poisson|even),
  * BENCH_MCP_VOUCHERS (per level, through prepare_x402_payment), BENCH_PREP_BUDGET_SECONDS (how long
  * one-by-one createSpendIntent may take per level before bulk holds take over), BENCH_OUT (JSON path),
- * BENCH_KEEP_DATA=1 (keep the stack's temp dir).
+ * BENCH_KEEP_DATA=1 (keep the stack's temp dir), TEMPORAL_TOPOLOGY=cluster (the stack on the cluster topology,
+ * tools/stack/cluster; written to docs/benchmarks-cluster.md instead).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -48,7 +49,9 @@ const MCP_VOUCHERS = envNum('BENCH_MCP_VOUCHERS', 10);
 const QUICK_LIMIT_SECONDS = envNum('BENCH_QUICK_LIMIT_SECONDS', 320);
 const POLL_EVERY_MS = 1000;
 const AMOUNT = '1000';
-const CHART = 'benchmarks-throughput.svg';
+const ON_CLUSTER = process.env.TEMPORAL_TOPOLOGY === 'cluster';
+const PAGE = ON_CLUSTER ? 'benchmarks-cluster.md' : 'benchmarks.md';
+const CHART = ON_CLUSTER ? 'benchmarks-cluster-throughput.svg' : 'benchmarks-throughput.svg';
 
 async function benchStack(dir: string): Promise<StackHandle> {
   const source: NodeJS.ProcessEnv = {
@@ -170,8 +173,8 @@ async function main() {
     const docs = join(projectRoot(), 'docs');
     const chartPoints = reported.map((l) => ({ offered: l.offeredPerSec, accepted: l.acceptedPerSec, settled: l.settledPerSec, captureP99Ms: l.captureMs.p99 }));
     writeFileSync(join(docs, CHART), throughputChart(chartPoints, `Open loop, ${MERCHANTS} merchants, ${SECONDS} s per level (${machine.cores} cores)`));
-    writeFileSync(join(docs, 'benchmarks.md'), benchmarksPage(machine, run, blocks, notes(summary, extraOverload), CHART));
-    console.log(`\nwrote docs/benchmarks.md and docs/${CHART}`);
+    writeFileSync(join(docs, PAGE), onTopology(benchmarksPage(machine, run, blocks, notes(summary, extraOverload), CHART)));
+    console.log(`\nwrote docs/${PAGE} and docs/${CHART}`);
     if (process.env.BENCH_OUT) {
       const out = { ...summary, bars: barList, levels: allLevels, warmUp: warm, ceilings, gas: gasReport, dataGrowthPreload: growth?.preload ?? null, settings: run, machine };
       writeFileSync(process.env.BENCH_OUT, JSON.stringify(out, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v), 2));
@@ -185,6 +188,15 @@ async function main() {
     if (process.env.BENCH_KEEP_DATA === '1') console.log(`bench stack data kept in ${dir}`);
     else rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The page names the dev server's parts; on the cluster topology it names the cluster's. */
+function onTopology(page: string): string {
+  if (!ON_CLUSTER) return page;
+  return page
+    .replace('(Temporal dev server, FerretDB on SQLite, anvil, one worker, one API process)', '(the cluster topology, tools/stack/cluster: PostgreSQL, the Temporal frontend, history, matching and worker as four processes over 4 history shards, FerretDB on PostgreSQL, anvil, one worker, one API process)')
+    .replaceAll('store (FerretDB/SQLite)', 'store (FerretDB/PostgreSQL)')
+    .replace('# Benchmarks\n', '# Benchmarks on the cluster topology\n');
 }
 
 function notes(s: ReturnType<typeof summarizeBench>, extraOverload: boolean): string[] {

@@ -3,6 +3,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { EnvSchema } from '../../src/config/env.js';
+import { SEARCH_ATTRIBUTES } from '../../tools/stack/args.js';
+import { SCHEMA_NAMES } from '../../tools/stack/cluster/schema.js';
+import { CLUSTER_HISTORY_SHARDS, TEMPORAL_SERVICES, temporalClusterDynamicConfig } from '../../tools/stack/cluster/temporal-config.js';
+import { TEMPORAL_SERVER_VERSION } from '../../tools/stack/cluster/temporal-server-build.js';
 
 /** Docker cannot run here, so temporal-compose.yml is checked statically against the config the code reads. */
 const root = fileURLToPath(new URL('../../..', import.meta.url));
@@ -24,10 +28,29 @@ describe('temporal-compose.yml (static)', () => {
   const services = compose.services;
   const configNames = new Set(Object.keys(EnvSchema.shape));
 
-  it('has Temporal on PostgreSQL, the UI, MongoDB, the API and the worker', () => {
-    for (const name of ['postgresql', 'temporal', 'temporal-ui', 'mongo', 'api', 'worker']) assert.ok(services[name], `service ${name}`);
-    assert.match(services.temporal?.environment?.DB as string, /postgres/);
+  it('has the cluster topology: PostgreSQL, the schema job, four Temporal services, the namespace job, the UI, MongoDB, two APIs and two workers', () => {
+    for (const name of ['postgresql', 'temporal-schema', 'temporal-namespace', 'temporal-ui', 'mongo', 'api', 'api-2', 'worker', 'worker-2']) assert.ok(services[name], `service ${name}`);
+    assert.ok(!services.temporal, 'no single all-in-one Temporal');
     assert.match(services.mongo?.image ?? '', /^mongo:/);
+    assert.ok(services.mongo?.command?.includes('--replSet'), 'MongoDB runs as a replica set');
+    assert.match(services.api?.environment?.MONGODB_URI as string, /replicaSet=/);
+  });
+
+  it('runs each Temporal service alone, on the server version the cluster stack builds, over its shards on PostgreSQL', () => {
+    for (const s of TEMPORAL_SERVICES) {
+      const svc = services[`temporal-${s}`];
+      assert.equal(svc?.image, `temporalio/server:${TEMPORAL_SERVER_VERSION}`, `temporal-${s} image`);
+      assert.equal(svc?.environment?.TEMPORAL_SERVICES, s, `temporal-${s} starts only ${s}`);
+      assert.equal(svc?.environment?.DB, 'postgres12');
+      assert.ok(Number(/\d+/.exec(String(svc?.environment?.NUM_HISTORY_SHARDS))?.[0]) >= CLUSTER_HISTORY_SHARDS, 'history shards');
+    }
+    for (const job of ['temporal-schema', 'temporal-namespace']) assert.equal(services[job]?.image, `temporalio/admin-tools:${TEMPORAL_SERVER_VERSION}`);
+    const schema = services['temporal-schema']?.command?.join(' ') ?? '';
+    for (const name of Object.values(SCHEMA_NAMES)) assert.ok(schema.includes(`--schema-name ${name}`), `schema job applies ${name}`);
+    const namespace = services['temporal-namespace']?.command?.join(' ') ?? '';
+    assert.match(namespace, /temporal operator namespace create/);
+    for (const a of Object.keys(SEARCH_ATTRIBUTES)) assert.ok(namespace.includes(a), `namespace job creates ${a}`);
+    assert.equal(read('deploy/temporal-dynamicconfig.yaml'), temporalClusterDynamicConfig(), 'the dynamic config is the cluster stack\'s');
   });
 
   it('health-checks what others wait for, and waits only on checkable conditions', () => {
@@ -37,7 +60,7 @@ describe('temporal-compose.yml (static)', () => {
         if (condition === 'service_healthy') assert.ok(services[dep]?.healthcheck, `${dep} has a healthcheck (${name} waits for it)`);
       }
     }
-    for (const name of ['postgresql', 'temporal', 'mongo', 'api']) assert.ok(services[name]?.healthcheck, `${name} healthcheck`);
+    for (const name of ['postgresql', 'temporal-frontend', 'mongo', 'api', 'api-2']) assert.ok(services[name]?.healthcheck, `${name} healthcheck`);
   });
 
   it('publishes the README ports on loopback only', () => {
@@ -47,11 +70,12 @@ describe('temporal-compose.yml (static)', () => {
   });
 
   it('uses only configuration names the code reads, and the right entry points', () => {
-    for (const name of ['api', 'worker']) {
+    for (const name of ['api', 'api-2', 'worker', 'worker-2']) {
       const env = services[name]?.environment ?? {};
       for (const key of Object.keys(env)) assert.ok(configNames.has(key), `${name}: ${key} is a setting in src/config/env.ts`);
     }
-    assert.ok(!('SETTLER_PRIVATE_KEY' in (services.api?.environment ?? {})), 'the API never gets the settler key');
+    for (const name of ['api', 'api-2']) assert.ok(!('SETTLER_PRIVATE_KEY' in (services[name]?.environment ?? {})), `${name} never gets the settler key`);
+    assert.notEqual(services.worker?.environment?.SETTLER_PRIVATE_KEY, services['worker-2']?.environment?.SETTLER_PRIVATE_KEY, 'each worker has its own settler key');
     assert.equal(services.api?.environment?.DEV_TOOLS, 'false');
     assert.deepEqual(services.api?.command?.slice(-1), ['dist/src/main/api.js']);
     assert.deepEqual(services.worker?.command?.slice(-1), ['dist/workers/main.js']);

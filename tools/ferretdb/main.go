@@ -1,4 +1,6 @@
-// Command ferretdb-launcher runs FerretDB v1 with its SQLite backend as a single process.
+// Command ferretdb-launcher runs FerretDB v1 with its SQLite backend as a single process, or with
+// its PostgreSQL backend (-backend postgresql, the URL in FERRETDB_POSTGRESQL_URL so that the
+// password stays out of argv) for the cluster topology.
 // It exists because `go install .../cmd/ferretdb` needs a version file the module proxy
 // does not ship; the embeddable package has no such requirement. FerretDB itself listens on a
 // private Unix socket; clients reach it through serialize.go's proxy on the TCP address.
@@ -27,7 +29,13 @@ func main() {
 	dataDir := flag.String("data-dir", "data/ferretdb", "directory for the SQLite files")
 	logLevel := flag.String("log-level", "warn", "debug, info, warn or error")
 	synchronous := flag.String("synchronous", "normal", "SQLite synchronous: normal (WAL, fsync at checkpoints) or full (fsync per commit)")
+	backend := flag.String("backend", "sqlite", "sqlite, or postgresql (URL from FERRETDB_POSTGRESQL_URL)")
 	flag.Parse()
+	postgresURL := os.Getenv("FERRETDB_POSTGRESQL_URL")
+	if *backend != "sqlite" && (*backend != "postgresql" || postgresURL == "") {
+		fmt.Fprintf(os.Stderr, "ferretdb-launcher: -backend must be sqlite, or postgresql with FERRETDB_POSTGRESQL_URL set; got %q\n", *backend)
+		os.Exit(2)
+	}
 	servePprofIfAsked()
 	if *synchronous != "normal" && *synchronous != "full" {
 		fmt.Fprintf(os.Stderr, "ferretdb-launcher: -synchronous must be normal or full, got %q\n", *synchronous)
@@ -59,14 +67,18 @@ func main() {
 		os.Exit(1)
 	}
 
-	f, err := ferretdb.New(&ferretdb.Config{
+	config := &ferretdb.Config{
 		Listener: ferretdb.ListenerConfig{Unix: socket},
 		Logger:   logger,
 		Handler:  "sqlite",
 		// BEGIN IMMEDIATE: a writer waits (busy_timeout) for the write lock instead of failing with
 		// SQLITE_BUSY when its read transaction cannot be upgraded under concurrent writes.
 		SQLiteURL: "file:" + abs + "/?_txlock=immediate&_pragma=synchronous(" + *synchronous + ")",
-	})
+	}
+	if *backend == "postgresql" {
+		config.Handler, config.SQLiteURL, config.PostgreSQLURL = "postgresql", "", postgresURL
+	}
+	f, err := ferretdb.New(config)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ferretdb-launcher: %v\n", err)
 		os.Exit(1)
@@ -79,7 +91,9 @@ func main() {
 		<-ctx.Done()
 		front.Close()
 	}()
-	go keepIDIndexes(ctx, abs, 2*time.Second)
+	if *backend == "sqlite" {
+		go keepIDIndexes(ctx, abs, 2*time.Second)
+	}
 	go func() {
 		if err := serveSerialized(front, func() (net.Conn, error) { return net.Dial("unix", socket) }); err != nil {
 			fmt.Fprintf(os.Stderr, "ferretdb-launcher: %v\n", err)

@@ -79,8 +79,12 @@ export function mongodArgs(o: { port: number; dbPath: string }): string[] {
  */
 export type SqliteSynchronous = 'normal' | 'full';
 
-export function ferretdbArgs(o: { port: number; dataDir: string; synchronous?: SqliteSynchronous }): string[] {
-  return ['-listen', `${LOCALHOST}:${o.port}`, '-data-dir', o.dataDir, '-log-level', 'error', '-synchronous', o.synchronous ?? 'normal'];
+/** `postgresql` (cluster topology): FerretDB reads its PostgreSQL URL from FERRETDB_POSTGRESQL_URL, kept out of argv. */
+export type FerretdbBackend = 'sqlite' | 'postgresql';
+
+export function ferretdbArgs(o: { port: number; dataDir: string; synchronous?: SqliteSynchronous; backend?: FerretdbBackend }): string[] {
+  const args = ['-listen', `${LOCALHOST}:${o.port}`, '-data-dir', o.dataDir, '-log-level', 'error', '-synchronous', o.synchronous ?? 'normal'];
+  return o.backend === 'postgresql' ? [...args, '-backend', 'postgresql'] : args;
 }
 
 /**

@@ -5,10 +5,12 @@ import { assertPortFree, portOpen, spawnManaged, waitForPort, waitUntil, type Ex
 import { chainId, mongoPing, temporalReady } from './probes.js';
 import { ensureStackTools, resolveAnvil, resolveMongod } from './tools.js';
 import { trimVisibilityIndexes } from './visibility-indexes.js';
+import { startTemporalCluster, type TemporalCluster } from './cluster/temporal-cluster.js';
+import { ensureTemporalServer } from './cluster/temporal-server-build.js';
 
 export interface InfraOptions {
   dataDir: string;
-  temporal: { port: number; uiPort?: number; headless?: boolean; namespace: string; cliPath?: string | undefined };
+  temporal: { port: number; uiPort?: number; headless?: boolean; namespace: string; cliPath?: string | undefined; topology?: TemporalTopology };
   mongo: { uri?: string | undefined; port: number; synchronous?: SqliteSynchronous };
   chain: { rpcUrl?: string | undefined; port: number; chainId: number; stateIntervalSeconds?: number };
   /** Children's output goes to <dataDir>/logs/<name>.log instead of the terminal. */
@@ -29,6 +31,9 @@ export type ServerRestart = TemporalRestart;
 
 export type MongoKind = 'external' | 'mongod' | 'ferretdb';
 
+/** `dev`: one `temporal server start-dev` process on SQLite; `cluster`: tools/stack/cluster (PostgreSQL, four services). */
+export type TemporalTopology = 'dev' | 'cluster';
+
 export interface Infra {
   temporalAddress: string;
   temporalUiUrl?: string;
@@ -36,6 +41,9 @@ export interface Infra {
   mongoKind: MongoKind;
   rpcUrl: string;
   ownsAnvil: boolean;
+  topology: TemporalTopology;
+  /** The cluster topology's own parts (postgres, temporal-<service>), restartable by name; absent on the dev server. */
+  cluster?: TemporalCluster;
   /** Started by us, in start order. */
   processes: ManagedProcess[];
   /**
@@ -64,15 +72,14 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
 
   const mongod = opts.mongo.uri ? undefined : resolveMongod();
   const mongoKind: MongoKind = opts.mongo.uri ? 'external' : mongod ? 'mongod' : 'ferretdb';
-  const { temporal: temporalBin, visibilityTrimmer, ferretdb } = await ensureStackTools({
-    cliPath: opts.temporal.cliPath,
-    ferretdb: mongoKind === 'ferretdb',
-    log,
-    signal: opts.signal,
-  });
+  const topology = opts.temporal.topology ?? 'dev';
+  const [{ temporal: temporalBin, visibilityTrimmer, ferretdb }, serverBinaries] = await Promise.all([
+    ensureStackTools({ cliPath: opts.temporal.cliPath, ferretdb: mongoKind === 'ferretdb', log, signal: opts.signal }),
+    topology === 'cluster' ? ensureTemporalServer(log, opts.signal) : undefined,
+  ]);
   const anvil = opts.chain.rpcUrl ? undefined : resolveAnvil();
 
-  const headless = opts.temporal.headless ?? false;
+  const headless = (opts.temporal.headless ?? false) || topology === 'cluster';
   const uiPort = headless ? undefined : (opts.temporal.uiPort ?? opts.temporal.port + 1000);
   await assertPortFree(opts.temporal.port, 'Temporal');
   if (uiPort !== undefined) await assertPortFree(uiPort, 'the Temporal UI');
@@ -113,10 +120,22 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
         signal: waitSignal,
       }),
     );
+  let cluster: TemporalCluster | undefined;
+  if (serverBinaries) {
+    try {
+      cluster = await startTemporalCluster({
+        dataDir, frontendPort: opts.temporal.port, namespace: opts.temporal.namespace, binaries: serverBinaries, temporalCli: temporalBin,
+        spawn, processes, log, signal: opts.signal, timeoutMs, synchronousCommit: opts.mongo.synchronous === 'full' ? 'on' : 'off',
+      });
+    } catch (err) {
+      await stopAll(processes);
+      throw err;
+    }
+  }
   const storeSpec: SpawnOptions | undefined = mongod
     ? { name: 'mongod', command: mongod, args: mongodArgs({ port: opts.mongo.port, dbPath: join(dataDir, 'mongo') }) }
     : ferretdb
-      ? { name: 'ferretdb', command: ferretdb, args: ferretdbArgs({ port: opts.mongo.port, dataDir: join(dataDir, 'ferretdb'), synchronous: opts.mongo.synchronous }), env: embeddedGoEnv() }
+      ? { name: 'ferretdb', command: ferretdb, args: ferretdbArgs({ port: opts.mongo.port, dataDir: join(dataDir, 'ferretdb'), synchronous: opts.mongo.synchronous, backend: cluster ? 'postgresql' : 'sqlite' }), env: { ...embeddedGoEnv(), ...(cluster ? { FERRETDB_POSTGRESQL_URL: cluster.ferretdbPostgresUrl } : {}) } }
       : undefined;
   const storeAnswers = (store: ManagedProcess | undefined, waitSignal: AbortSignal | undefined) =>
     waitUntil(() => mongoPing(mongoUri), { what: `MongoDB ping (${mongoKind})`, proc: store, timeoutMs, intervalMs: 300, signal: waitSignal });
@@ -135,13 +154,13 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
   const chainAnswers = (chain: ManagedProcess | undefined, waitSignal: AbortSignal | undefined) =>
     waitUntil(async () => (await chainId(rpcUrl)) > 0, { what: `eth_chainId at ${rpcUrl}`, proc: chain, timeoutMs, intervalMs: 200, signal: waitSignal });
   try {
-    const temporal = start(temporalSpec);
+    const temporal = cluster ? undefined : start(temporalSpec);
     if (mongod) mkdirSync(join(dataDir, 'mongo'), { recursive: true });
     const store = storeSpec ? start(storeSpec) : undefined;
     const chain = chainSpec ? start(chainSpec) : undefined;
 
     await Promise.all([
-      temporalAnswers(temporal, signal).then(async () => log(`temporal: ${await trimVisibilityIndexes(visibilityTrimmer, temporalDb)}`)),
+      temporal ? temporalAnswers(temporal, signal).then(async () => log(`temporal: ${await trimVisibilityIndexes(visibilityTrimmer, temporalDb)}`)) : undefined,
       storeAnswers(store, signal),
       chainAnswers(chain, signal),
     ]).catch((err: unknown) => {
@@ -180,8 +199,13 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
     mongoKind,
     rpcUrl,
     ownsAnvil: anvil !== undefined,
+    topology,
+    ...(cluster ? { cluster } : {}),
     processes,
-    restartTemporal: (restart = {}) => restartOwn(temporalSpec, opts.temporal.port, restart, (fresh) => temporalAnswers(fresh, opts.signal)),
+    async restartTemporal(restart = {}) {
+      if (!cluster) return restartOwn(temporalSpec, opts.temporal.port, restart, (fresh) => temporalAnswers(fresh, opts.signal));
+      for (const name of cluster.partNames.filter((n) => n !== 'postgres')) await cluster.restart(name, restart);
+    },
     async restartStore(restart = {}) {
       if (!storeSpec) throw new Error('the store is external: not ours to restart');
       await restartOwn(storeSpec, opts.mongo.port, restart, (fresh) => storeAnswers(fresh, opts.signal));

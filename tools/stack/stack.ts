@@ -108,6 +108,7 @@ export async function startStack(options: StackOptions = {}): Promise<StackHandl
       headless: options.headless ?? false,
       namespace: config.TEMPORAL_NAMESPACE,
       cliPath: config.TEMPORAL_CLI_PATH,
+      topology: config.TEMPORAL_TOPOLOGY,
     },
     mongo: { uri: config.MONGODB_URI, port: config.MONGODB_PORT, synchronous: config.FERRETDB_SQLITE_SYNCHRONOUS },
     chain: { rpcUrl: config.RPC_URL, port: config.ANVIL_PORT, chainId: config.CHAIN_ID },
@@ -207,6 +208,7 @@ export async function startStack(options: StackOptions = {}): Promise<StackHandl
         if (name === 'temporal') return infra.restartTemporal(restart);
         if (name === 'anvil') return infra.restartChain(restart);
         if (name === infra.mongoKind) return infra.restartStore(restart);
+        if (infra.cluster?.partNames.includes(name)) return infra.cluster.restart(name, restart);
         throw new Error(`${name} is not a part of this stack`);
       },
       restartWorker,

@@ -3,10 +3,13 @@ import { redactUri } from './args.js';
 import { startStack, type StackHandle } from './stack.js';
 import { StackSupervisor } from './supervisor.js';
 import { formatBox } from './summary.js';
+import { startReplicas, type Replicas } from './cluster/replicas.js';
+import { parseTopologyFlag } from './cluster/topology-flag.js';
 
 const log = (m: string) => process.stdout.write(`${'stack'.padEnd(9)}| ${m}\n`);
 
-function summary(s: StackHandle): string {
+function summary(s: StackHandle, replicas: Replicas | undefined): string {
+  const cluster = s.infra.cluster;
   const rows: [string, string][] = [
     ['API base URL', s.urls.baseUrl],
     ['MCP URL', s.urls.mcpUrl],
@@ -19,6 +22,13 @@ function summary(s: StackHandle): string {
     ['Settler', s.chain.settlerAddress],
     ['Metrics', `${s.urls.origin}/metrics (API), http://127.0.0.1:${s.config.WORKER_METRICS_PORT}/metrics (worker)`],
     ['Data dir', s.dataDir],
+    ...(cluster && replicas
+      ? ([
+          ['Topology', `cluster: ${cluster.partNames.join(', ')} (PostgreSQL 127.0.0.1:${cluster.postgresPort})`],
+          ['Second API', replicas.apiBaseUrl],
+          ['Second settler', replicas.settlerAddress],
+        ] as [string, string][])
+      : []),
   ];
   return [
     formatBox('credit-facilitator is running', rows),
@@ -28,6 +38,12 @@ function summary(s: StackHandle): string {
 }
 
 async function main(): Promise<void> {
+  const flag = parseTopologyFlag(process.argv.slice(2));
+  if (flag.error) {
+    process.stderr.write(`${flag.error}\n`);
+    process.exit(2);
+  }
+  if (flag.topology) process.env.TEMPORAL_TOPOLOGY = flag.topology;
   try {
     loadEnv();
   } catch (err) {
@@ -40,6 +56,7 @@ async function main(): Promise<void> {
 
   const abort = new AbortController();
   let stack: StackHandle | undefined;
+  let replicas: Replicas | undefined;
   let shuttingDown = false;
   let signals = 0;
 
@@ -49,6 +66,7 @@ async function main(): Promise<void> {
     shuttingDown = true;
     supervisor?.stop();
     try {
+      await replicas?.stop();
       await stack?.stop();
       log('stopped');
     } catch (err) {
@@ -79,6 +97,8 @@ async function main(): Promise<void> {
       // A part that dies after start-up is started again; only a crash loop stops everything.
       onUnexpectedExit: (name, info) => supervisor?.partExited(name, info),
     });
+    // The cluster topology runs a second API (on API_PORT + 1) and a second worker with its own settler key.
+    if (stack.infra.cluster) replicas = await startReplicas(stack, { apiPort: stack.config.API_PORT + 1, quiet: false });
   } catch (err) {
     if (abort.signal.aborted) {
       log('stopped');
@@ -96,7 +116,7 @@ async function main(): Promise<void> {
     },
   });
   log(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  process.stdout.write(`\n${summary(stack)}\n\n`);
+  process.stdout.write(`\n${summary(stack, replicas)}\n\n`);
 }
 
 void main();

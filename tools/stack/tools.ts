@@ -80,7 +80,7 @@ export function resolveMongod(): string | undefined {
   return findOnPath('mongod');
 }
 
-async function cachedOrBuilt(output: string, build: () => Promise<string>, ctx: BuildContext): Promise<string> {
+export async function cachedOrBuilt(output: string, build: () => Promise<string>, ctx: BuildContext): Promise<string> {
   if (isExecutable(output)) return output;
   mkdirSync(dirname(output), { recursive: true });
   return withFileLock(

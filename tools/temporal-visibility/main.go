@@ -4,7 +4,7 @@
 // the stock schema keeps 47 indexes over it, most on generated JSON columns: a CPU profile of the
 // dev server put a third of its time in those two writes (docs/scaling.md).
 //
-// The index names come from the caller (src/stack/visibility-indexes.ts holds the list); each is
+// The index names come from the caller (tools/stack/visibility-indexes.ts holds the list); each is
 // dropped if it exists, in one transaction, so the command is idempotent and safe to run against a
 // live server. It prints how many of them it dropped. With -list it only prints the table's
 // remaining index names, one per line.

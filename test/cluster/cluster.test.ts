@@ -1,0 +1,153 @@
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { mapPool } from '../../bench/stats.js';
+import { paymentsReconcile } from '../../tools/cli/payment-commands.js';
+import { startReplicas, type Replicas } from '../../tools/stack/cluster/replicas.js';
+import { CLUSTER_HISTORY_SHARDS } from '../../tools/stack/cluster/temporal-config.js';
+import { ensureTemporalServer } from '../../tools/stack/cluster/temporal-server-build.js';
+import { freePort } from '../../tools/stack/processes.js';
+import { capturePayments, newParties } from '../helpers/captures.js';
+import { assertLedgerAgrees } from '../helpers/ledger.js';
+import { refund, refundUntil, signedRefund } from '../helpers/refunds.js';
+import { settledEvents } from '../helpers/settlement-evidence.js';
+import { pollUntil } from '../helpers/world.js';
+import { awaitSettlements, capturedPayment, firstAnswersOf, loadParties, loggedRequestFailures, planLoad, refusedForGood, retryUntilDecided, runLoad } from '../faults/load-captures.js';
+import { useIsolatedStack } from '../support/isolated-stack.js';
+
+/**
+ * The product on the cluster topology (TEMPORAL_TOPOLOGY=cluster, tools/stack/cluster): PostgreSQL,
+ * the Temporal server's frontend, history, matching and worker as four processes over 4 history
+ * shards, FerretDB on PostgreSQL, two APIs and two workers with their own settler keys. Run with
+ * CLUSTER=1 (the first run builds the Temporal server with Go: 10+ minutes on 2 cores).
+ * CLUSTER_OUT=<file> writes the kill test's figures as JSON.
+ */
+const enabled = process.env.CLUSTER === '1';
+const SHARDS = 4;
+const RATE = 6;
+const WINDOW_SECONDS = 50;
+const HISTORY_KILL_AT_MS = 12_000;
+const MATCHING_KILL_AT_MS = 30_000;
+const DOWN_MS = 3_000;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+if (!enabled) {
+  describe('cluster topology', () => {
+    it('runs only with CLUSTER=1: it starts PostgreSQL and a four-service Temporal cluster built from source (npm run test:cluster)', function () {
+      this.skip();
+    });
+  });
+} else {
+  describe('cluster topology: PostgreSQL, four Temporal services over 4 shards, FerretDB on PostgreSQL, two APIs and two workers', function () {
+    this.timeout(900_000);
+    let replicas: Replicas | undefined;
+    const timings: Record<string, number> = {};
+
+    before(async function () {
+      this.timeout(60 * 60_000);
+      const t0 = Date.now();
+      await ensureTemporalServer((m) => process.stderr.write(`cluster | ${m}\n`));
+      timings.serverBinariesMs = Date.now() - t0;
+      timings.stackStartAt = Date.now();
+    });
+
+    // Registered before the stack's own after hook, so the replicas stop before the stack.
+    after(async function () {
+      this.timeout(60_000);
+      await replicas?.stop();
+    });
+
+    const env = useIsolatedStack({
+      env: { TEMPORAL_TOPOLOGY: 'cluster', SETTLEMENT_SHARDS: String(SHARDS), CONFIRMATIONS: '1', BATCH_MAX_WAIT_MS: '500', CAPTURE_SWEEP_AFTER_SECONDS: '5', SPEND_INTENT_TTL_SECONDS: '1800' },
+    });
+
+    before(async function () {
+      this.timeout(180_000);
+      const { stack, chain } = env();
+      timings.bringUpMs = Date.now() - timings.stackStartAt!;
+      await chain.intervalMining(1);
+      replicas = await startReplicas(stack, { apiPort: await freePort(), quiet: true });
+      process.stdout.write(`\ncluster bring-up: ${JSON.stringify({ ...timings, stackStartAt: undefined })}\n`);
+    });
+
+    it('runs as separate processes: postgres, four Temporal services, FerretDB, anvil, two APIs and two workers', function () {
+      const { stack } = env();
+      assert.equal(stack.infra.topology, 'cluster');
+      const names = stack.parts().map((p) => p.name);
+      for (const n of ['postgres', 'temporal-frontend', 'temporal-history', 'temporal-matching', 'temporal-worker', 'ferretdb', 'anvil', 'worker', 'api']) assert.ok(names.includes(n), `${n} runs (${names.join(', ')})`);
+      assert.ok(!names.includes('temporal'), 'no dev server');
+      assert.ok(replicas!.api.running && replicas!.worker.running);
+      assert.notEqual(replicas!.settlerAddress.toLowerCase(), stack.chain.settlerAddress.toLowerCase(), 'the second worker has a key of its own');
+    });
+
+    it('money path: onboarding, captures through both APIs -> CONFIRMED, reconciled from chain events, and a refund', async function () {
+      const { stack, world: w } = env();
+      const startedAt = new Date(Date.now() - 60_000);
+      const p = await newParties(w, 'Cluster merchant'); // onboards the borrower: sign-in, register, facility, agent key, handle
+      const viaFirst = await capturePayments(w, p, [5000n, 7000n]);
+      const viaSecond = await capturePayments({ ...w, baseUrl: replicas!.apiBaseUrl }, p, [3000n]);
+      const payments = [...viaFirst, ...viaSecond];
+      await assertLedgerAgrees(w, payments, { timeoutMs: 180_000 });
+      for (const pay of payments) assert.equal((await settledEvents(w, { paymentId: pay.paymentId })).length, 1);
+
+      const target = viaFirst[0]!;
+      const r = await refund(w, p.merchant, target.paymentId, await signedRefund(w, p.merchant, target.paymentId, '2000'));
+      assert.equal(r.status, 202, JSON.stringify(r.json));
+      const after = await refundUntil(w, p.merchant, target.paymentId, r.json.refund.refundId as string, 'SUCCEEDED', 180_000);
+      assert.equal(after.amountRefunded, '2000');
+
+      const out = await paymentsReconcile(w.cli, { merchant: p.merchant.merchantId, from: startedAt.toISOString() });
+      assert.deepEqual(out.differences, [], 'store and chain agree');
+      assert.equal(out.storeConfirmed, 3);
+      assert.equal(out.chainSettled, 3);
+      assert.equal(out.chainRefunds, 1);
+      assert.equal((await pollUntil(w, p.merchant, target.paymentId, 'CONFIRMED')).status, 'CONFIRMED');
+      assert.ok(stack.parts().every((part) => part.running), 'nothing died on the way');
+    });
+
+    it('kills the history service, then the matching service, mid-load: every payment settled exactly once', async function () {
+      const { stack, world: w } = env();
+      const parties = await loadParties(w, 6, 'Cluster kill merchant');
+      const apis = [w.baseUrl, replicas!.apiBaseUrl];
+      const load = await planLoad(w, parties, apis, RATE, WINDOW_SECONDS);
+      const loadStart = Date.now();
+      const kills: { service: string; atSeconds: number; backInSeconds: number }[] = [];
+      const killing = (async () => {
+        for (const [service, at] of [['temporal-history', HISTORY_KILL_AT_MS], ['temporal-matching', MATCHING_KILL_AT_MS]] as const) {
+          await sleep(Math.max(0, loadStart + at - Date.now()));
+          const t = Date.now();
+          await stack.infra.cluster!.restart(service, { kill: true, downMs: DOWN_MS });
+          kills.push({ service, atSeconds: (t - loadStart) / 1000, backInSeconds: (Date.now() - t) / 1000 });
+        }
+      })();
+      killing.catch(() => undefined);
+
+      const { sent } = await runLoad(load, RATE, WINDOW_SECONDS, 150);
+      await killing;
+      const firstAnswers = firstAnswersOf(sent);
+      assert.equal(firstAnswers.otherRefusals, 0, `no capture of a valid voucher is refused for good: ${JSON.stringify(refusedForGood(sent).map((s) => s.record).slice(0, 3))}; logged ${loggedRequestFailures(stack.dataDir).join(' | ')}`);
+      const undecided = sent.filter((s) => s.record.outcome !== 'accepted');
+      const retried = await mapPool(undecided, 8, async (s) => ({ s, answer: await retryUntilDecided(apis[0]!, s.voucher) }));
+      for (const r of retried) assert.equal(r.answer.status, 200, `a retry of the same capture is accepted: ${JSON.stringify(r.answer)}`);
+      const accepted = [
+        ...sent.filter((s) => s.record.outcome === 'accepted').map((s) => capturedPayment(parties.merchants, s.voucher, s.record.paymentId!)),
+        ...retried.map((r) => capturedPayment(parties.merchants, r.s.voucher, r.answer.paymentId!)),
+      ];
+      assert.equal(new Set(accepted.map((p) => p.paymentId)).size, accepted.length, 'one payment per capture');
+      const { settledTwice, lost } = await awaitSettlements(w, accepted, 240_000);
+      const confirmSeconds = sent.flatMap((s) => (s.record.confirmSeconds === undefined ? [] : [s.record.confirmSeconds]));
+      const figures = {
+        rate: RATE, windowSeconds: WINDOW_SECONDS, apis: 2, workers: 2, settlementShards: SHARDS, historyShards: CLUSTER_HISTORY_SHARDS,
+        offered: sent.length, firstAnswers, resolvedByRetry: retried.length, accepted: accepted.length, lost, settledTwice, kills,
+        captureToConfirmedSecondsMax: confirmSeconds.length > 0 ? Math.max(...confirmSeconds) : null, confirmedSeenByPolls: confirmSeconds.length,
+      };
+      process.stdout.write(`\ncluster kills: ${JSON.stringify(figures, null, 2)}\n`);
+      if (process.env.CLUSTER_OUT) writeFileSync(process.env.CLUSTER_OUT, JSON.stringify(figures, null, 2));
+      assert.equal(kills.length, 2, 'both services were killed and came back');
+      assert.equal(settledTwice, 0, 'settled twice');
+      assert.equal(lost, 0, 'lost');
+      assert.ok(accepted.length > 0);
+      await assertLedgerAgrees(w, accepted, { timeoutMs: 300_000 });
+    });
+  });
+}
