@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
-import { mapPool } from '../../bench/stats.js';
 import { paymentsReconcile } from '../../tools/cli/payment-commands.js';
 import { startReplicas, type Replicas } from '../../tools/stack/cluster/replicas.js';
 import { CLUSTER_HISTORY_SHARDS } from '../../tools/stack/cluster/temporal-config.js';
@@ -11,7 +10,7 @@ import { assertLedgerAgrees } from '../helpers/ledger.js';
 import { refund, refundUntil, signedRefund } from '../helpers/refunds.js';
 import { settledEvents } from '../helpers/settlement-evidence.js';
 import { pollUntil } from '../helpers/world.js';
-import { awaitSettlements, capturedPayment, firstAnswersOf, loadParties, loggedRequestFailures, planLoad, refusedForGood, retryUntilDecided, runLoad } from '../faults/load-captures.js';
+import { acceptedAfterRetries, awaitSettlements, loadParties, planLoad, runLoad } from '../faults/load-captures.js';
 import { useIsolatedStack } from '../support/isolated-stack.js';
 
 /**
@@ -124,21 +123,12 @@ if (!enabled) {
 
       const { sent } = await runLoad(load, RATE, WINDOW_SECONDS, 150);
       await killing;
-      const firstAnswers = firstAnswersOf(sent);
-      assert.equal(firstAnswers.otherRefusals, 0, `no capture of a valid voucher is refused for good: ${JSON.stringify(refusedForGood(sent).map((s) => s.record).slice(0, 3))}; logged ${loggedRequestFailures(stack.dataDir).join(' | ')}`);
-      const undecided = sent.filter((s) => s.record.outcome !== 'accepted');
-      const retried = await mapPool(undecided, 8, async (s) => ({ s, answer: await retryUntilDecided(apis[0]!, s.voucher) }));
-      for (const r of retried) assert.equal(r.answer.status, 200, `a retry of the same capture is accepted: ${JSON.stringify(r.answer)}`);
-      const accepted = [
-        ...sent.filter((s) => s.record.outcome === 'accepted').map((s) => capturedPayment(parties.merchants, s.voucher, s.record.paymentId!)),
-        ...retried.map((r) => capturedPayment(parties.merchants, r.s.voucher, r.answer.paymentId!)),
-      ];
-      assert.equal(new Set(accepted.map((p) => p.paymentId)).size, accepted.length, 'one payment per capture');
+      const { accepted, firstAnswers, resolvedByRetry } = await acceptedAfterRetries(sent, apis[0]!, parties.merchants, stack.dataDir);
       const { settledTwice, lost } = await awaitSettlements(w, accepted, 240_000);
       const confirmSeconds = sent.flatMap((s) => (s.record.confirmSeconds === undefined ? [] : [s.record.confirmSeconds]));
       const figures = {
         rate: RATE, windowSeconds: WINDOW_SECONDS, apis: 2, workers: 2, settlementShards: SHARDS, historyShards: CLUSTER_HISTORY_SHARDS,
-        offered: sent.length, firstAnswers, resolvedByRetry: retried.length, accepted: accepted.length, lost, settledTwice, kills,
+        offered: sent.length, firstAnswers, resolvedByRetry, accepted: accepted.length, lost, settledTwice, kills,
         captureToConfirmedSecondsMax: confirmSeconds.length > 0 ? Math.max(...confirmSeconds) : null, confirmedSeenByPolls: confirmSeconds.length,
       };
       process.stdout.write(`\ncluster kills: ${JSON.stringify(figures, null, 2)}\n`);

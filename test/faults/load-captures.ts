@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { planArrivals, runOpenLoop, type CaptureRecord, type OpenLoopResult } from '../../bench/open-loop.js';
@@ -122,6 +123,30 @@ export async function retryUntilDecided(baseUrl: string, v: PreparedVoucher): Pr
     if (Date.now() > deadline) throw new Error(`capture ${v.idempotencyKey} still undecided after 120 s of retries`);
     await sleep(1_000);
   }
+}
+
+/**
+ * The payments a load's captures made: those accepted at once, and the undecided ones retried (same
+ * key, same body) until they answer, each of which must then be accepted. Asserts that no valid
+ * voucher was refused for good and that each capture made one payment.
+ */
+export async function acceptedAfterRetries(
+  sent: readonly Sent[],
+  baseUrl: string,
+  merchants: readonly TestMerchant[],
+  dataDir: string,
+): Promise<{ accepted: CapturedPayment[]; firstAnswers: FirstAnswers; resolvedByRetry: number }> {
+  const firstAnswers = firstAnswersOf(sent);
+  assert.equal(firstAnswers.otherRefusals, 0, `no capture of a valid voucher is refused for good: ${JSON.stringify(refusedForGood(sent).map((s) => s.record).slice(0, 3))}; logged ${loggedRequestFailures(dataDir).join(' | ')}`);
+  const undecided = sent.filter((s) => s.record.outcome !== 'accepted');
+  const retried = await mapPool(undecided, 8, async (s) => ({ s, answer: await retryUntilDecided(baseUrl, s.voucher) }));
+  for (const r of retried) assert.equal(r.answer.status, 200, `a retry of the same capture is accepted: ${JSON.stringify(r.answer)}`);
+  const accepted = [
+    ...sent.filter((s) => s.record.outcome === 'accepted').map((s) => capturedPayment(merchants, s.voucher, s.record.paymentId!)),
+    ...retried.map((r) => capturedPayment(merchants, r.s.voucher, r.answer.paymentId!)),
+  ];
+  assert.equal(new Set(accepted.map((p) => p.paymentId)).size, accepted.length, 'one payment per capture');
+  return { accepted, firstAnswers, resolvedByRetry: retried.length };
 }
 
 /** The payment a capture made, with what it must add up to in the ledger. */

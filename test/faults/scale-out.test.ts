@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { getAddress, type Address, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts';
-import { mapPool } from '../../bench/stats.js';
 import { creditSettlementAbi } from '../../src/chain/abi.js';
 import { makeChainClients } from '../../src/chain/clients.js';
 import { bytes32ToUuid, uuidToBytes32 } from '@credit-facilitator/wire/ids';
@@ -15,7 +14,7 @@ import { startExtraWorker, type ExtraWorker } from '../helpers/extra-api.js';
 import { assertLedgerAgrees } from '../helpers/ledger.js';
 import { paymentSettledEvent, type World } from '../helpers/world.js';
 import { useIsolatedStack } from '../support/isolated-stack.js';
-import { awaitSettlements, capturedPayment, firstAnswersOf, loadParties, planLoad, loggedRequestFailures, refusedForGood, retryUntilDecided, runLoad } from './load-captures.js';
+import { acceptedAfterRetries, awaitSettlements, loadParties, planLoad, runLoad } from './load-captures.js';
 import { SecondApi } from './load-faults.js';
 
 /**
@@ -183,17 +182,7 @@ describe(`fault: scale-out, two APIs and two workers with their own settler keys
     assert.equal(exit.signal, 'SIGKILL', 'the first worker died of the SIGKILL');
     const windowStart = Math.min(...loads.map((l) => l.startEpochMs));
 
-    const firstAnswers = firstAnswersOf(sent);
-    assert.equal(firstAnswers.otherRefusals, 0, `no capture of a valid voucher is refused for good: ${JSON.stringify(refusedForGood(sent).map((s) => s.record).slice(0, 3))}; logged ${loggedRequestFailures(stack.dataDir).join(' | ')}`);
-    const undecided = sent.filter((s) => s.record.outcome !== 'accepted');
-    const retried = await mapPool(undecided, 8, async (s) => ({ s, answer: await retryUntilDecided(apis[0]!, s.voucher) }));
-    for (const r of retried) assert.equal(r.answer.status, 200, `a retry of the same capture is accepted: ${JSON.stringify(r.answer)}`);
-
-    const accepted = [
-      ...sent.filter((s) => s.record.outcome === 'accepted').map((s) => capturedPayment(parties.merchants, s.voucher, s.record.paymentId!)),
-      ...retried.map((r) => capturedPayment(parties.merchants, r.s.voucher, r.answer.paymentId!)),
-    ];
-    assert.equal(new Set(accepted.map((p) => p.paymentId)).size, accepted.length, 'one payment per capture');
+    const { accepted, firstAnswers, resolvedByRetry } = await acceptedAfterRetries(sent, apis[0]!, parties.merchants, stack.dataDir);
 
     // Count before asserting, so a failure still reports the figures.
     const { settledTwice, lost } = await awaitSettlements(w, accepted, 150_000);
@@ -240,7 +229,7 @@ describe(`fault: scale-out, two APIs and two workers with their own settler keys
       shards: SHARDS,
       offered: sent.length,
       firstAnswers,
-      resolvedByRetry: retried.length,
+      resolvedByRetry,
       accepted: accepted.length,
       lost,
       settledTwice,

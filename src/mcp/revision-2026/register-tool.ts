@@ -1,5 +1,5 @@
 import type { McpServer } from '@modelcontextprotocol/server';
-import { runTool, type ToolDefinition, type ToolRuntime } from '../tools/define.js';
+import { runTool, toolConfig, type ToolDefinition, type ToolRuntime } from '../tools/define.js';
 
 /** What the v2 server hands a tool handler besides its input (the part runTool reads). */
 interface ModernToolContext {
@@ -14,13 +14,7 @@ interface ModernToolContext {
 export function registerModernTool(server: McpServer, def: ToolDefinition, rt: ToolRuntime): void {
   server.registerTool(
     def.name,
-    {
-      title: def.title,
-      description: def.description,
-      inputSchema: def.inputSchema,
-      ...(def.outputSchema ? { outputSchema: def.outputSchema } : {}),
-      annotations: { title: def.title, ...def.annotations },
-    },
+    toolConfig(def),
     (async (input: unknown, ctx: ModernToolContext) => runTool(def, rt, input, { authInfo: ctx.http?.authInfo, requestId: ctx.mcpReq.id })) as never,
   );
 }

@@ -88,16 +88,21 @@ export async function runTool(def: ToolDefinition<InputSchema>, rt: ToolRuntime,
   }
 }
 
+/** What every revision's server lists for a tool: the same title, schemas and annotations. */
+export function toolConfig(def: ToolDefinition<InputSchema>) {
+  return {
+    title: def.title,
+    description: def.description,
+    inputSchema: def.inputSchema,
+    ...(def.outputSchema ? { outputSchema: def.outputSchema } : {}),
+    annotations: { title: def.title, ...def.annotations },
+  };
+}
+
 export function registerTool(server: McpServer, def: ToolDefinition<InputSchema>, rt: ToolRuntime): void {
   server.registerTool(
     def.name,
-    {
-      title: def.title,
-      description: def.description,
-      inputSchema: def.inputSchema,
-      ...(def.outputSchema ? { outputSchema: def.outputSchema } : {}),
-      annotations: { title: def.title, ...def.annotations },
-    },
+    toolConfig(def),
     (async (input: unknown, extra: { authInfo?: Parameters<typeof principalFromAuthInfo>[0]; requestId: string | number }) =>
       runTool(def, rt, input, extra)) as never,
   );
