@@ -6,6 +6,8 @@ export interface RunSettings {
   quick: boolean;
   rates: number[];
   seconds: number;
+  /** Window of each normal-load level (0.5x and 0.8x the peak's settled/s). */
+  normalSeconds: number;
   drainSeconds: number;
   merchants: number;
   borrowers: number;
@@ -38,7 +40,7 @@ export function benchmarksPage(machine: MachineInfo, s: RunSettings, blocks: Blo
     `- Machine: ${describeMachine(machine)}`,
     `- Date: ${machine.date}`,
     `- Stack: batch ${s.batchMaxPayments} payments or ${s.batchWindowMs} ms, ${s.confirmations} confirmation(s); the load generator runs on the same cores.`,
-    `- Load: ${s.quick ? 'quick mode, ' : ''}levels ${s.rates.join(', ')} captures/s offered, ${s.seconds} s each plus up to ${s.drainSeconds} s of drain; ${s.arrivals} arrivals;` +
+    `- Load: ${s.quick ? 'quick mode, ' : ''}levels ${s.rates.join(', ')} captures/s offered, ${s.seconds} s each plus up to ${s.drainSeconds} s of drain, then 0.5x and 0.8x the peak's settled/s, ${s.normalSeconds} s each; ${s.arrivals} arrivals;` +
       ` at most ${s.maxInFlight} requests in flight; polls every ${s.pollEveryMs} ms; ${s.mcpVouchersPerLevel} vouchers per level through prepare_x402_payment.`,
     `- Run: stack start ${s.stackStartSeconds.toFixed(0)} s, onboarding ${s.onboardingSeconds.toFixed(0)} s, whole run ${s.totalSeconds.toFixed(0)} s.`,
     ...(Number(machine.loadAverage.split(' ')[0]) > 1

@@ -9,8 +9,9 @@
  * BENCH_MERCHANTS, BENCH_BORROWERS, BENCH_MAX_IN_FLIGHT, BENCH_ARRIVALS (poisson|even),
  * BENCH_MCP_VOUCHERS (per level, through prepare_x402_payment), BENCH_PREP_BUDGET_SECONDS (how long
  * one-by-one createSpendIntent may take per level before bulk holds take over), BENCH_OUT (JSON path),
- * BENCH_KEEP_DATA=1 (keep the stack's temp dir), TEMPORAL_TOPOLOGY=cluster (the stack on the cluster topology,
- * tools/stack/cluster; written to docs/benchmarks-cluster.md instead).
+ * BENCH_KEEP_DATA=1 (keep the stack's temp dir), BENCH_NORMAL_SECONDS (window of each normal-load level:
+ * 0.5x and 0.8x the peak's settled/s, run after the sweep), TEMPORAL_TOPOLOGY=cluster (the stack on the
+ * cluster topology, tools/stack/cluster; written to docs/benchmarks-cluster.md instead).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,6 +28,8 @@ import { measureSettleBatchGas } from './gas.js';
 import { preloadPayments, waitForStoreBacklog, type PreloadResult } from './growth.js';
 import { describeLevel, runLevel, type LevelFigures, type LevelSettings } from './level.js';
 import { machineInfo, describeMachine } from './machine.js';
+import { floorBars, peakToCeiling } from './normal-load.js';
+import { runNormalLevels } from './normal-levels.js';
 import { benchmarksPage, type RunSettings } from './markdown.js';
 import type { ArrivalKind } from './open-loop.js';
 import { buildBlocks, blockText } from './sections.js';
@@ -45,6 +48,8 @@ const BORROWERS = envNum('BENCH_BORROWERS', 50);
 const MAX_IN_FLIGHT = envNum('BENCH_MAX_IN_FLIGHT', 2000);
 const ARRIVALS = (process.env.BENCH_ARRIVALS ?? 'poisson') as ArrivalKind;
 const MCP_VOUCHERS = envNum('BENCH_MCP_VOUCHERS', 10);
+/** Quick mode keeps each normal-load level near 20 s: a 10 s window, a short voucher budget, the usual drain. */
+const NORMAL_SECONDS = envNum('BENCH_NORMAL_SECONDS', QUICK ? 10 : SECONDS);
 /** Quick mode must end within 6 minutes with the build: past this many seconds of the run, the preload stops early. */
 const QUICK_LIMIT_SECONDS = envNum('BENCH_QUICK_LIMIT_SECONDS', 320);
 const POLL_EVERY_MS = 1000;
@@ -122,6 +127,14 @@ async function main() {
     }
 
     const peak = peakLevel(levels);
+    const normalSettings = QUICK ? { ...settings, vouchers: { ...settings.vouchers, budgetSeconds: Math.min(settings.vouchers.budgetSeconds, 4) } } : settings;
+    const normal = await runNormalLevels(normalSettings, peak.settledPerSec, levels.flatMap((l) => l.openPaymentIds), {
+      seconds: NORMAL_SECONDS,
+      backlogWaitSeconds: QUICK ? 10 : 30,
+      log: (line) => console.log(line),
+    });
+    const normalLevels = [normal.half?.level, normal.eighty?.level].filter((l): l is LevelFigures => l !== undefined);
+
     const overloadRate = peak.offeredRate * 4;
     let overload = levels.find((l) => l.offeredRate === overloadRate);
     const extraOverload = !overload;
@@ -129,7 +142,7 @@ async function main() {
       overload = await runLevel(settings, `${overloadRate}/s (4x peak)`, overloadRate, SECONDS);
       console.log(describeLevel(overload));
     }
-    const reported = extraOverload ? [...levels, overload] : levels;
+    const reported = [...levels, ...normalLevels, ...(extraOverload ? [overload] : [])];
 
     let growth: { level: LevelFigures; preload: PreloadResult } | null = null;
     if (PRELOAD > 0) {
@@ -147,14 +160,21 @@ async function main() {
 
     const summary = summarizeBench(levels, overload, extraOverload, growth, stack.config.BATCH_MAX_WAIT_MS);
     const barList = bars(summary);
+    const floor = floorBars({
+      peakSettledPerSec: summary.peakSettledPerSec,
+      delayedCeilingPerSec: ceilings.delayedSignalWorkflowsPerSecond,
+      half: normal.half && { label: normal.half.level.label, figures: normal.half.figures },
+      eighty: normal.eighty && { label: normal.eighty.level.label, figures: normal.eighty.figures },
+    });
     const allLevels = growth ? [...reported, growth.level] : reported;
-    const blocks = buildBlocks({ summary, bars: barList, levels: allLevels, ceilings, gas: gasReport, preload: growth?.preload ?? null, peak, growth: growth?.level ?? null });
+    const blocks = buildBlocks({ summary, bars: barList, floorBars: floor, levels: allLevels, ceilings, gas: gasReport, preload: growth?.preload ?? null, peak, growth: growth?.level ?? null });
     console.log(blocks.map(blockText).join('\n'));
 
     const run: RunSettings = {
       quick: QUICK,
       rates: RATES,
       seconds: SECONDS,
+      normalSeconds: NORMAL_SECONDS,
       drainSeconds: DRAIN,
       merchants: MERCHANTS,
       borrowers: BORROWERS,
@@ -176,7 +196,21 @@ async function main() {
     writeFileSync(join(docs, PAGE), onTopology(benchmarksPage(machine, run, blocks, notes(summary, extraOverload), CHART)));
     console.log(`\nwrote docs/${PAGE} and docs/${CHART}`);
     if (process.env.BENCH_OUT) {
-      const out = { ...summary, bars: barList, levels: allLevels, warmUp: warm, ceilings, gas: gasReport, dataGrowthPreload: growth?.preload ?? null, settings: run, machine };
+      const out = {
+        ...summary,
+        peakToCeilingRatio: peakToCeiling(summary.peakSettledPerSec, ceilings.delayedSignalWorkflowsPerSecond),
+        half: normal.half?.figures ?? null,
+        eighty: normal.eighty?.figures ?? null,
+        bars: barList,
+        floorBars: floor,
+        levels: allLevels,
+        warmUp: warm,
+        ceilings,
+        gas: gasReport,
+        dataGrowthPreload: growth?.preload ?? null,
+        settings: run,
+        machine,
+      };
       writeFileSync(process.env.BENCH_OUT, JSON.stringify(out, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v), 2));
       console.log(`wrote ${process.env.BENCH_OUT}`);
     }
@@ -209,6 +243,8 @@ function notes(s: ReturnType<typeof summarizeBench>, extraOverload: boolean): st
     'CPU per settled payment: each process\'s CPU over the level (window + drain) from /proc, divided by the level\'s settled payments; backlog work from earlier levels lands in the level that does it.',
     'Temporal events per payment: the mean history length of ~20 of the level\'s payment workflows plus the events the settlement workflows (settlementShardWorkflow, batcherWorkflow; every run open at the start or started since) added during the level, divided by its settled payments.',
     'Store commands per payment: the growth of x402_store_commands_total on the API\'s and the worker\'s /metrics over the level, divided by settled payments (n/a when the metric is not exposed).',
+    "Normal load: after the sweep (and a bounded wait for its backlog), two more open-loop levels offer 0.5x and 0.8x the peak's settled/s, merchants polling once a second; shedFraction is the captures answered 503 over those offered. BENCH_OUT carries them as `half` and `eighty`.",
+    "The ratio to the floor is the peak's settled/s over the Temporal ceiling measured in the same run (delayed start -> signal-with-start -> complete on the bench's own bare worker, the minimal shape of one payment), so it holds on any machine; BENCH_OUT carries it as `peakToCeilingRatio`.",
     `The overload figure is the level at 4x the peak level's offered rate${extraOverload ? ' (run as an extra level, since the rate list lacked it)' : ''}; data growth re-runs the peak level's offered rate after the preload.`,
     `Peak settled/s was ${s.peakSettledPerSec.toFixed(1)} at ${s.peak.offeredPerSec.toFixed(0)}/s offered.`,
   ];

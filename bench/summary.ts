@@ -17,6 +17,8 @@ export interface Bar {
   metric: string;
   measured: number | null;
   unit: string;
+  /** The absolute figures behind a ratio or share, shown beside it. */
+  detail?: string | undefined;
   bar: string;
   meets: boolean;
   /** The old code's figure on the same machine, from the issue. */

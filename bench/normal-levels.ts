@@ -1,0 +1,37 @@
+/**
+ * Runs the normal-load levels (half and 80 % of the peak's settled/s) with the same open-loop
+ * machinery as the sweep, merchants polling once a second, after the sweep's backlog has settled
+ * (bounded) so the levels measure normal load rather than the overloaded levels' leftovers.
+ */
+import { waitForStoreBacklog } from './growth.js';
+import { describeLevel, runLevel, type LevelFigures, type LevelSettings } from './level.js';
+import { NORMAL_LOAD, normalLoadFigures, normalLoadRates, type NormalLoadFigures, type NormalLoadKey } from './normal-load.js';
+
+export interface NormalLevel {
+  level: LevelFigures;
+  figures: NormalLoadFigures;
+}
+
+export type NormalLevels = Record<NormalLoadKey, NormalLevel | null>;
+
+export async function runNormalLevels(
+  settings: LevelSettings,
+  peakSettledPerSec: number,
+  earlierPaymentIds: readonly string[],
+  o: { seconds: number; backlogWaitSeconds: number; log: (line: string) => void },
+): Promise<NormalLevels> {
+  const rates = normalLoadRates(peakSettledPerSec);
+  if (!rates) {
+    o.log('normal-load levels skipped: no settled payments at the peak');
+    return { half: null, eighty: null };
+  }
+  const backlog = await waitForStoreBacklog(settings.w, earlierPaymentIds, o.backlogWaitSeconds);
+  o.log(`before the normal-load levels: ${backlog.left} payments neither CONFIRMED nor FAILED after waiting ${backlog.waitedSeconds.toFixed(0)} s`);
+  const out: NormalLevels = { half: null, eighty: null };
+  for (const key of Object.keys(NORMAL_LOAD) as NormalLoadKey[]) {
+    const level = await runLevel(settings, `${rates[key]}/s (${NORMAL_LOAD[key]}x peak)`, rates[key], o.seconds);
+    o.log(describeLevel(level));
+    out[key] = { level, figures: normalLoadFigures(level) };
+  }
+  return out;
+}
