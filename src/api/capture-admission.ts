@@ -7,8 +7,10 @@ import { settlementBacklog } from '../store/settlement-queue.js';
 export interface AdmissionLimits {
   /** The most captures this process works on at once. */
   maxInFlight: number;
-  /** The capture latency (p90 over a second) above which the in-flight limit shrinks. */
+  /** The capture latency (p90 over a second) above which the in-flight limit shrinks, if captures queued for it. */
   targetLatencyMs: number;
+  /** How long a capture may wait for a slot before it is shed; 0 sheds at once. */
+  maxQueueMs?: number;
   /** Accepted payments waiting for settlement across all shards. */
   maxBacklog: number;
   shards: number;
@@ -18,20 +20,30 @@ const BACKLOG_REFRESH_MS = 1_000;
 const ADJUST_EVERY_MS = 1_000;
 const MIN_LIMIT = 4;
 
+interface Waiter {
+  admit(): void;
+  timer: ReturnType<typeof setTimeout>;
+}
+
 /**
- * Load shedding for captures: past the in-flight limit or the settlement backlog limit a capture is
- * answered 503 UNAVAILABLE with Retry-After at once, before any store work, instead of waiting in a
- * queue whose delay grows without bound. The in-flight limit adapts (additive increase,
+ * Load shedding for captures. Past the settlement backlog limit a capture is answered 503
+ * UNAVAILABLE with Retry-After at once, before any store work. Past the in-flight limit it waits
+ * for a slot, in order, for at most maxQueueMs (the queue holds at most as many captures as the
+ * limit), and is shed only if none frees in time: shedding follows work that really queues, and a
+ * burst shorter than the wait is absorbed. The in-flight limit adapts (additive increase,
  * multiplicative decrease): each second, if the slowest tenth of the captures that finished took
- * longer than targetLatencyMs, it shrinks by a quarter; if captures used most of it and were fast,
- * it grows, up to maxInFlight. So admitted captures keep answering near the target whatever the
- * store's speed. The backlog is what the settlement shards last reported (read in the background
- * at most once a second, never on the request's path).
+ * longer than targetLatencyMs *and* captures filled the limit or queued for it, it shrinks by a
+ * quarter; slow captures at low concurrency (a co-located batch end, a GC pause) leave it alone,
+ * since fewer slots would not make them faster. If captures used most of it and were fast, it
+ * grows, up to maxInFlight. The backlog is what the settlement shards last reported (read in the
+ * background at most once a second, never on the request's path).
  */
 export class CaptureAdmission {
   private inFlight = 0;
   private limit: number;
   private peak = 0;
+  private queuedThisWindow = 0;
+  private readonly waiters: Waiter[] = [];
   private latencies: number[] = [];
   private adjustedAt: number;
   private backlog = 0;
@@ -57,9 +69,9 @@ export class CaptureAdmission {
     return async (ctx: Context, next: Next) => {
       this.refreshBacklog();
       this.adjust();
-      if (this.inFlight >= this.limit) throw this.shed('in_flight', 1);
       if (this.backlog > this.limits.maxBacklog) throw this.shed('backlog', 2);
-      this.inFlight++;
+      if (this.inFlight < this.limit && this.waiters.length === 0) this.inFlight++;
+      else await this.waitForSlot();
       this.peak = Math.max(this.peak, this.inFlight);
       const started = this.nowMs();
       try {
@@ -67,8 +79,36 @@ export class CaptureAdmission {
       } finally {
         this.inFlight--;
         this.latencies.push(this.nowMs() - started);
+        this.admitWaiters();
       }
     };
+  }
+
+  /** Resolves once a slot is handed over (already counted in inFlight), or sheds when none frees in time. */
+  private waitForSlot(): Promise<void> {
+    const maxQueueMs = this.limits.maxQueueMs ?? 0;
+    if (maxQueueMs <= 0 || this.waiters.length >= this.limit) return Promise.reject(this.shed('in_flight', 1));
+    this.queuedThisWindow++;
+    return new Promise<void>((resolve, reject) => {
+      const waiter: Waiter = {
+        admit: resolve,
+        timer: setTimeout(() => {
+          this.waiters.splice(this.waiters.indexOf(waiter), 1);
+          reject(this.shed('in_flight', 1));
+        }, maxQueueMs),
+      };
+      this.waiters.push(waiter);
+    });
+  }
+
+  /** Hands freed slots to waiting captures, oldest first; the slot is counted before the waiter runs, so no newcomer takes it. */
+  private admitWaiters(): void {
+    while (this.inFlight < this.limit && this.waiters.length > 0) {
+      const waiter = this.waiters.shift()!;
+      clearTimeout(waiter.timer);
+      this.inFlight++;
+      waiter.admit();
+    }
   }
 
   private adjust(): void {
@@ -77,10 +117,12 @@ export class CaptureAdmission {
     this.adjustedAt = now;
     const sorted = this.latencies.sort((a, b) => a - b);
     const p90 = sorted.length > 0 ? (sorted[Math.floor(sorted.length * 0.9)] as number) : 0;
-    if (p90 > this.limits.targetLatencyMs) this.limit = Math.max(MIN_LIMIT, Math.floor(this.limit * 0.75));
-    else if (this.peak >= this.limit * 0.8) this.limit = Math.min(this.limits.maxInFlight, this.limit + Math.max(1, Math.floor(this.limit / 10)));
+    const saturated = this.peak >= this.limit * 0.8 || this.queuedThisWindow > 0;
+    if (p90 > this.limits.targetLatencyMs && saturated) this.limit = Math.max(MIN_LIMIT, Math.floor(this.limit * 0.75));
+    else if (p90 <= this.limits.targetLatencyMs && saturated) this.limit = Math.min(this.limits.maxInFlight, this.limit + Math.max(1, Math.floor(this.limit / 10)));
     this.latencies = [];
     this.peak = this.inFlight;
+    this.queuedThisWindow = 0;
   }
 
   private shed(cause: 'in_flight' | 'backlog', retryAfterSeconds: number): ApiError {

@@ -96,11 +96,13 @@ export const EnvSchema = z.object({
   SETTLEMENT_NOTIFY_SPREAD_MS: intFromEnv(1500, 0),
   /** Captures are shed (503 + Retry-After) while more accepted payments than this wait for settlement. */
   SETTLEMENT_MAX_BACKLOG: intFromEnv(3000, 1),
-  /** Captures one API process works on at once; more are shed at once rather than queued. */
+  /** Captures one API process works on at once; more wait for a slot up to CAPTURE_MAX_QUEUE_MS, then are shed. */
   CAPTURE_MAX_IN_FLIGHT: intFromEnv(128, 1),
+  /** How long a capture may wait for an in-flight slot before it is shed (503); 0 sheds at once. */
+  CAPTURE_MAX_QUEUE_MS: intFromEnv(250, 0),
   /** How long an API process trusts a merchant document and a live API key it read; a revocation or a disabled merchant takes effect within it. 0: read on every request. */
   MERCHANT_AUTH_CACHE_MS: intFromEnv(5000, 0),
-  /** The in-flight limit shrinks while captures take longer than this (p90 over a second), and grows back below it. */
+  /** The in-flight limit shrinks while captures take longer than this (p90 over a second) and fill it or queue for it, and grows back below it. */
   CAPTURE_TARGET_LATENCY_MS: intFromEnv(250, 1),
   /** The worker's sweeper finishes a capture still CAPTURING after this long (the API normally does it at once). */
   CAPTURE_SWEEP_AFTER_SECONDS: intFromEnv(30, 1),

@@ -49,7 +49,7 @@ async function main() {
   const captureFinisher = new BackgroundCaptureFinisher({ temporal, taskQueue: env.TEMPORAL_TASK_QUEUE }, logger);
   const captureAdmission = new CaptureAdmission(
     store.c,
-    { maxInFlight: env.CAPTURE_MAX_IN_FLIGHT, targetLatencyMs: env.CAPTURE_TARGET_LATENCY_MS, maxBacklog: env.SETTLEMENT_MAX_BACKLOG, shards: env.SETTLEMENT_SHARDS },
+    { maxInFlight: env.CAPTURE_MAX_IN_FLIGHT, maxQueueMs: env.CAPTURE_MAX_QUEUE_MS, targetLatencyMs: env.CAPTURE_TARGET_LATENCY_MS, maxBacklog: env.SETTLEMENT_MAX_BACKLOG, shards: env.SETTLEMENT_SHARDS },
     metrics.api,
   );
   const statusCache = new PaymentStatusCache();

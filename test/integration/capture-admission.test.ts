@@ -8,7 +8,7 @@ const ctx = {} as Context;
 const refusal = (err: unknown) => err instanceof ApiError && err.code === 'UNAVAILABLE' && err.status === 503;
 
 /** Load shedding reads the shards' reports from the real store; the stack's own shards are 0 and 1. */
-describe('capture admission: overload is shed at once, never queued', function () {
+describe('capture admission: overload is shed, never queued without bound', function () {
   let w: World;
   const fakeShard = 7;
   before(async function () {
@@ -67,21 +67,66 @@ describe('capture admission: overload is shed at once, never queued', function (
     await until(false);
   });
 
-  it('shrinks the in-flight limit while captures are slower than the target, and grows it back when they are fast', async function () {
+  it('a capture past the limit waits for a slot up to the queue time: admitted if one frees in time, shed if none does, and the queue is bounded', async function () {
+    const admission = new CaptureAdmission(w.store.c, { maxInFlight: 2, maxQueueMs: 300, targetLatencyMs: 60_000, maxBacklog: 1_000_000, shards: 1 });
+    const gate = admission.middleware();
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const running = [gate(ctx, () => held), gate(ctx, () => held)];
+    const order: string[] = [];
+    // Two wait (the queue holds as many as the limit); a third finds the queue full and is shed at once.
+    const waiting = [gate(ctx, async () => void order.push('a')), gate(ctx, async () => void order.push('b'))];
+    await assert.rejects(gate(ctx, async () => void order.push('over')), refusal);
+    setTimeout(release, 100);
+    await Promise.all([...running, ...waiting]);
+    assert.deepEqual(order, ['a', 'b'], 'the waiting captures ran, in order, once slots freed within the queue time');
+
+    let releaseLate!: () => void;
+    const heldLate = new Promise<void>((r) => (releaseLate = r));
+    const busy = [gate(ctx, () => heldLate), gate(ctx, () => heldLate)];
+    const started = Date.now();
+    await assert.rejects(gate(ctx, async () => void order.push('late')), (err) => refusal(err) && (err as ApiError).headers?.['Retry-After'] === '1');
+    const waited = Date.now() - started;
+    assert.ok(waited >= 250 && waited < 2_000, `shed after about the queue time, not at once nor much later: ${waited} ms`);
+    assert.ok(!order.includes('late'), 'a shed capture does no work');
+    releaseLate();
+    await Promise.all(busy);
+  });
+
+  it('slow captures at low concurrency (a co-located batch end, a GC pause) leave the in-flight limit alone', async function () {
     let now = 1_000_000;
     const admission = new CaptureAdmission(w.store.c, { maxInFlight: 64, targetLatencyMs: 100, maxBacklog: 1_000_000, shards: 1 }, undefined, () => now);
     const gate = admission.middleware();
-    // Captures that take 400 ms each, one after another, for a few seconds of the fake clock.
+    // Captures that take 400 ms each, one after another: slow, but nothing queues for a slot.
     for (let i = 0; i < 12; i++) {
       await gate(ctx, async () => {
         now += 400;
       });
     }
+    now += 1000;
+    await gate(ctx, async () => undefined);
+    assert.equal(admission.currentLimit, 64, 'fewer slots would not make these captures faster');
+  });
+
+  it('shrinks the in-flight limit while captures are slower than the target and fill it, and grows it back when they are fast', async function () {
+    let now = 1_000_000;
+    const admission = new CaptureAdmission(w.store.c, { maxInFlight: 64, targetLatencyMs: 100, maxBacklog: 1_000_000, shards: 1 }, undefined, () => now);
+    const gate = admission.middleware();
+    // Seconds in which the whole limit is busy with captures that take 1.2 s each.
+    for (let second = 0; second < 3; second++) {
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      const busy = Array.from({ length: admission.currentLimit }, () => gate(ctx, () => held));
+      now += 1200;
+      release();
+      // Those past a limit that shrank as this second began are shed (no queue time here).
+      await Promise.allSettled(busy);
+    }
     // The next second's first capture closes the slow window (one more cut) and starts a fast one.
     now += 1000;
     await gate(ctx, async () => undefined);
     const shrunk = admission.currentLimit;
-    assert.ok(shrunk < 64 && shrunk >= 4, `limit after slow seconds: ${shrunk}`);
+    assert.ok(shrunk < 64 && shrunk >= 4, `limit after slow, saturated seconds: ${shrunk}`);
     for (let second = 0; second < 40; second++) {
       let release!: () => void;
       const held = new Promise<void>((r) => (release = r));
