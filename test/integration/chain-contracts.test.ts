@@ -388,8 +388,10 @@ describe('chain: contracts on anvil', function () {
         const txHash = (sent as { txHash: Hash }).txHash;
         const seen: ConfirmationProgress[] = [];
         const waiting = awaitBatchConfirmation(ctx, { batchId, txHash, confirmations: 1, pollMs: 25, timeoutMs: 20_000, dropAfterMs: 300, onProgress: (p) => void seen.push(p) });
-        await sleep(500);
-        assert.ok(seen.length > 3 && seen.every((p) => p.state === 'pending'));
+        // Several polls while it waits in the pool (counted, not timed: a busy machine polls less often).
+        const deadline = Date.now() + 15_000;
+        while (seen.length <= 3 && Date.now() < deadline) await sleep(50);
+        assert.ok(seen.length > 3 && seen.every((p) => p.state === 'pending'), `progress while pending: ${JSON.stringify(seen.slice(0, 5))}`);
         await test.dropTransaction({ hash: txHash });
         assert.deepEqual(await waiting, { status: 'dropped' });
       } finally {
