@@ -18,7 +18,10 @@ export interface AdmissionLimits {
 
 const BACKLOG_REFRESH_MS = 1_000;
 const ADJUST_EVERY_MS = 1_000;
-const MIN_LIMIT = 4;
+/** The in-flight limit never shrinks below this: a stall of a few hundred ms at normal load must not fill it. */
+const MIN_LIMIT = 16;
+/** Seconds of measured throughput the limit always allows in flight (Little's law with room for a pause). */
+const THROUGHPUT_ALLOWANCE_S = 0.5;
 
 interface Waiter {
   admit(): void;
@@ -33,9 +36,11 @@ interface Waiter {
  * burst shorter than the wait is absorbed. The in-flight limit adapts (additive increase,
  * multiplicative decrease): each second, if the slowest tenth of the captures that finished took
  * longer than targetLatencyMs *and* captures filled the limit or queued for it, it shrinks by a
- * quarter; slow captures at low concurrency (a co-located batch end, a GC pause) leave it alone,
- * since fewer slots would not make them faster. If captures used most of it and were fast, it
- * grows, up to maxInFlight. The backlog is what the settlement shards last reported (read in the
+ * quarter, but never below what the measured throughput needs (captures finished per second x
+ * THROUGHPUT_ALLOWANCE_S) nor below MIN_LIMIT; slow captures at low concurrency (a co-located batch
+ * end, a GC pause) leave it alone, since fewer slots would not make them faster. Whenever captures
+ * were fast it grows by a quarter, up to maxInFlight, so a limit cut during an overload is back
+ * within seconds once the load is normal, used or not. The backlog is what the settlement shards last reported (read in the
  * background at most once a second, never on the request's path).
  */
 export class CaptureAdmission {
@@ -114,12 +119,15 @@ export class CaptureAdmission {
   private adjust(): void {
     const now = this.nowMs();
     if (now - this.adjustedAt < ADJUST_EVERY_MS) return;
+    const windowStart = this.adjustedAt;
     this.adjustedAt = now;
     const sorted = this.latencies.sort((a, b) => a - b);
     const p90 = sorted.length > 0 ? (sorted[Math.floor(sorted.length * 0.9)] as number) : 0;
     const saturated = this.peak >= this.limit * 0.8 || this.queuedThisWindow > 0;
-    if (p90 > this.limits.targetLatencyMs && saturated) this.limit = Math.max(MIN_LIMIT, Math.floor(this.limit * 0.75));
-    else if (p90 <= this.limits.targetLatencyMs && saturated) this.limit = Math.min(this.limits.maxInFlight, this.limit + Math.max(1, Math.floor(this.limit / 10)));
+    const perSecond = (sorted.length * 1000) / Math.max(ADJUST_EVERY_MS, now - windowStart);
+    const floor = Math.min(this.limits.maxInFlight, Math.max(MIN_LIMIT, Math.ceil(perSecond * THROUGHPUT_ALLOWANCE_S)));
+    if (p90 > this.limits.targetLatencyMs && saturated) this.limit = Math.max(floor, Math.floor(this.limit * 0.75));
+    else if (p90 <= this.limits.targetLatencyMs) this.limit = Math.min(this.limits.maxInFlight, this.limit + Math.max(2, Math.ceil(this.limit / 4)));
     this.latencies = [];
     this.peak = this.inFlight;
     this.queuedThisWindow = 0;

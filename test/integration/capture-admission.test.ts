@@ -126,7 +126,7 @@ describe('capture admission: overload is shed, never queued without bound', func
     now += 1000;
     await gate(ctx, async () => undefined);
     const shrunk = admission.currentLimit;
-    assert.ok(shrunk < 64 && shrunk >= 4, `limit after slow, saturated seconds: ${shrunk}`);
+    assert.ok(shrunk < 64 && shrunk >= 16, `limit after slow, saturated seconds: ${shrunk}`);
     for (let second = 0; second < 40; second++) {
       let release!: () => void;
       const held = new Promise<void>((r) => (release = r));
@@ -136,5 +136,29 @@ describe('capture admission: overload is shed, never queued without bound', func
       now += 1000;
     }
     assert.equal(admission.currentLimit, 64, 'back to the configured maximum once captures are fast and the limit is used');
+  });
+
+  it('after an overload, a few quiet seconds of fast captures restore the limit, and many slow ones never cut it below the floor', async function () {
+    let now = 1_000_000;
+    const admission = new CaptureAdmission(w.store.c, { maxInFlight: 64, targetLatencyMs: 100, maxBacklog: 1_000_000, shards: 1 }, undefined, () => now);
+    const gate = admission.middleware();
+    for (let second = 0; second < 12; second++) {
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      const busy = Array.from({ length: admission.currentLimit }, () => gate(ctx, () => held));
+      now += 1200;
+      release();
+      await Promise.allSettled(busy);
+    }
+    now += 1000;
+    await gate(ctx, async () => undefined);
+    assert.equal(admission.currentLimit, 16, 'twelve slow, saturated seconds end at the floor, not below it');
+    // Normal load afterwards: a handful of fast captures a second, far below the limit.
+    for (let second = 0; second < 8; second++) {
+      for (let i = 0; i < 3; i++) await gate(ctx, async () => void (now += 5));
+      now += 1000;
+    }
+    await gate(ctx, async () => undefined);
+    assert.equal(admission.currentLimit, 64, 'a burst after the overload finds the whole limit again');
   });
 });
