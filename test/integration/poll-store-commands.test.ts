@@ -13,6 +13,20 @@ const BOARD_TTL_MS = 250;
 const storeCommands = async (w: World, command: string, collection: string) =>
   metricSum(await scrapeApiMetrics(w), 'x402_store_commands_total', `command="${command}",collection="${collection}"`);
 
+/** The API's store commands so far, by `command collection`. */
+async function commandsByCollection(w: World): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  for (const line of (await scrapeApiMetrics(w)).split('\n')) {
+    const hit = /^x402_store_commands_total\{command="([^"]+)",collection="([^"]+)"[^}]*\} (\S+)$/.exec(line);
+    if (hit) out.set(`${hit[1]} ${hit[2]}`, Number(hit[3]));
+  }
+  return out;
+}
+
+function growth(before: Map<string, number>, after: Map<string, number>): Record<string, number> {
+  return Object.fromEntries([...after].map(([k, v]) => [k, v - (before.get(k) ?? 0)]).filter(([, d]) => (d as number) > 0));
+}
+
 describe('merchant: what status polls cost the store', function () {
   this.timeout(180_000);
   let w: World;
@@ -36,13 +50,21 @@ describe('merchant: what status polls cost the store', function () {
   /** Polls once a second from capture to CONFIRMED; returns the payment_refunds reads of every poll and the last answer. */
   async function pollToConfirmed(paymentId: string) {
     const refundReads: number[] = [];
+    const perPoll: Record<string, number>[] = [];
     const deadline = Date.now() + 120_000;
     while (Date.now() < deadline) {
-      const before = await storeCommands(w, 'find', 'payment_refunds');
+      const before = await commandsByCollection(w);
       const res = await poll(paymentId);
-      refundReads.push((await storeCommands(w, 'find', 'payment_refunds')) - before);
+      const grew = growth(before, await commandsByCollection(w));
+      perPoll.push(grew);
+      refundReads.push(grew['find payment_refunds'] ?? 0);
+      // The board (batches, voids, refunds, backlog) is one command whenever a poll reads it.
+      assert.ok((grew['find settlement_shards'] ?? 0) <= 1, JSON.stringify(grew));
       assert.equal(res.status, 200, JSON.stringify(res.json));
-      if (res.json.status === 'CONFIRMED') return { refundReads, last: res.json };
+      if (res.json.status === 'CONFIRMED') {
+        console.log(`      store commands per poll, capture to CONFIRMED: ${JSON.stringify(perPoll)}`);
+        return { refundReads, last: res.json };
+      }
       assert.notEqual(res.json.status, 'FAILED', JSON.stringify(res.json));
       await new Promise((r) => setTimeout(r, 1000));
     }
