@@ -6,13 +6,18 @@ export interface BoardSnapshot extends SettlementBoard {
   readAtMs: number;
 }
 
+/** Where a process takes board snapshots from. */
+export interface BoardSource {
+  read(nowMs: number, maxAgeMs: number): Promise<BoardSnapshot>;
+}
+
 /**
  * The shards' board as one API process sees it: one read (one store command) serves every reader
  * in the process that accepts its age, i.e. status polls (PaymentStatusCache, at most BOARD_TTL_MS
  * old) and capture admission (the settlement backlog, at most a second old). Concurrent readers
  * share the read in flight.
  */
-export class SettlementBoardReader {
+export class SettlementBoardReader implements BoardSource {
   private latest: BoardSnapshot | undefined;
   private reading: Promise<BoardSnapshot> | undefined;
 

@@ -1,7 +1,7 @@
 import type { Collections } from '../store/collections.js';
 import type { BatchDoc, PaymentDoc } from '../store/documents.js';
 import { findBatch, findBatches } from '../store/settlement-queue.js';
-import { SettlementBoardReader, type BoardSnapshot } from './settlement-board.js';
+import { SettlementBoardReader, type BoardSnapshot, type BoardSource } from './settlement-board.js';
 import { Lru } from '@credit-facilitator/wire/lru';
 
 const BATCH_TTL_MS = 250;
@@ -54,7 +54,7 @@ export class PaymentStatusCache {
 
   constructor(
     sizes: StatusCacheSizes = DEFAULT_STATUS_CACHE_SIZES,
-    private board?: SettlementBoardReader,
+    private board?: BoardSource,
   ) {
     this.payments = new Lru(sizes.payments);
     this.accepted = new Lru(sizes.payments);
