@@ -215,24 +215,6 @@ export async function readSettlementBoard(c: Collections, shards: number, now: D
   return { batchIds, voids: listed('voids'), refunds: listed('refunds'), coversSinceMs, backlog };
 }
 
-/** Payments voided this minute and the one before (and the next). */
-export async function recentVoids(c: Collections, now: Date): Promise<string[]> {
-  return [...(await readSettlementBoard(c, 0, now)).voids];
-}
-
-/** The latest batches every shard announced, newest last per shard. */
-export async function announcedBatches(c: Collections, shards: number): Promise<string[]> {
-  const docs = await c.shardStatus.find({ _id: { $in: Array.from({ length: shards }, (_, i) => `batches-${i}`) } }).toArray();
-  const byId = new Map(docs.map((d) => [d._id, d]));
-  return Array.from({ length: shards }, (_, i) => byId.get(`batches-${i}`)?.batchIds ?? []).flat();
-}
-
-/** The sum of the shards' last reported queue lengths, ignoring reports older than maxAgeMs. */
-export async function settlementBacklog(c: Collections, shards: number, now: Date, maxAgeMs = 30_000): Promise<number> {
-  const docs = await c.shardStatus.find({ _id: { $in: Array.from({ length: shards }, (_, i) => `shard-${i}`) } }).toArray();
-  return docs.reduce((sum, d) => sum + (now.getTime() - d.at.getTime() <= maxAgeMs ? (d.pending ?? 0) : 0), 0);
-}
-
 /** Batches by _id (one $in read). */
 export function findBatches(c: Collections, batchIds: readonly string[]): Promise<BatchDoc[]> {
   return batchIds.length === 0 ? Promise.resolve([]) : c.batches.find({ _id: { $in: [...batchIds] } }).toArray();

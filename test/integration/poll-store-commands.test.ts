@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { minuteKey } from '../../src/domain/payment-ledger.js';
 import { reserveRefund } from '../../src/store/refunds.js';
 import { announceRefund, readSettlementBoard } from '../../src/store/settlement-queue.js';
 import { metricSum, scrapeApiMetrics } from '../helpers/metrics.js';
@@ -74,6 +75,15 @@ describe('merchant: what status polls cost the store', function () {
   it('the shards board is read in one command', async function () {
     const seen = await recordStoreCommands(w, (c) => readSettlementBoard(c, 4, new Date()));
     assert.deepEqual(seen.map((s) => [s.name, s.collection]), [['find', 'settlement_shards']]);
+  });
+
+  it('announcing sweeps minute entries the board no longer reads', async function () {
+    const old = new Date(Date.now() - 10 * 60_000);
+    const stale = `refunds-${minuteKey(old)}`;
+    await w.store.c.shardStatus.updateOne({ _id: stale }, { $set: { paymentIds: [randomUUID()], at: old } }, { upsert: true });
+    await announceRefund(w.store.c, randomUUID(), new Date()); // this process's first announcement sweeps
+    assert.equal(await w.store.c.shardStatus.findOne({ _id: stale }), null);
+    assert.ok(await w.store.c.shardStatus.findOne({ _id: `refunds-${minuteKey(new Date())}` }));
   });
 
   it('no poll from capture to CONFIRMED reads payment_refunds; a refund recorded afterwards shows within the board interval', async function () {
