@@ -2,7 +2,7 @@ import type { Context, Next } from 'koa';
 import { ApiError } from '../domain/errors.js';
 import type { ApiMetrics } from '../observability/metrics.js';
 import type { Collections } from '../store/collections.js';
-import { settlementBacklog } from '../store/settlement-queue.js';
+import { SettlementBoardReader } from '../payments/settlement-board.js';
 
 export interface AdmissionLimits {
   /** The most captures this process works on at once. */
@@ -40,8 +40,9 @@ interface Waiter {
  * THROUGHPUT_ALLOWANCE_S) nor below MIN_LIMIT; slow captures at low concurrency (a co-located batch
  * end, a GC pause) leave it alone, since fewer slots would not make them faster. Whenever captures
  * were fast it grows by a quarter, up to maxInFlight, so a limit cut during an overload is back
- * within seconds once the load is normal, used or not. The backlog is what the settlement shards last reported (read in the
- * background at most once a second, never on the request's path).
+ * within seconds once the load is normal, used or not. The backlog is what the settlement shards
+ * last reported (read in the background at most once a second, never on the request's path, from
+ * the shards' board that status polls read too: one store command serves both).
  */
 export class CaptureAdmission {
   private inFlight = 0;
@@ -60,6 +61,8 @@ export class CaptureAdmission {
     private readonly limits: AdmissionLimits,
     private readonly metrics?: ApiMetrics,
     private readonly nowMs: () => number = Date.now,
+    /** The shards' board, shared with status polls so one read serves both. */
+    private readonly board = new SettlementBoardReader(c, limits.shards),
   ) {
     this.limit = limits.maxInFlight;
     this.adjustedAt = nowMs();
@@ -143,9 +146,10 @@ export class CaptureAdmission {
     if (this.reading || now - this.readAt < BACKLOG_REFRESH_MS) return;
     this.reading = true;
     this.readAt = now;
-    settlementBacklog(this.c, this.limits.shards, new Date(now))
-      .then((n) => {
-        this.backlog = n;
+    this.board
+      .read(now, BACKLOG_REFRESH_MS)
+      .then((board) => {
+        this.backlog = board.backlog;
       })
       .catch(() => undefined) // a store that cannot answer fails the capture itself, with its own 503
       .finally(() => {

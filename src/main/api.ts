@@ -16,6 +16,7 @@ import { BackgroundCaptureFinisher } from '../payments/finish-capture.js';
 import { startSlotSweeper } from './slot-sweeper.js';
 import { CaptureAdmission } from '../api/capture-admission.js';
 import { PaymentStatusCache } from '../payments/status-cache.js';
+import { SettlementBoardReader } from '../payments/settlement-board.js';
 import { MerchantCache } from '../store/merchant-cache.js';
 import { profileCpuIfAsked } from '../observability/cpu-profile.js';
 
@@ -47,12 +48,15 @@ async function main() {
   const receiptSigner = await loadOrCreateReceiptSigner(store);
   const metrics = { registry, api: apiMetrics(registry) };
   const captureFinisher = new BackgroundCaptureFinisher({ temporal, taskQueue: env.TEMPORAL_TASK_QUEUE }, logger);
+  const board = new SettlementBoardReader(store.c, env.SETTLEMENT_SHARDS);
   const captureAdmission = new CaptureAdmission(
     store.c,
     { maxInFlight: env.CAPTURE_MAX_IN_FLIGHT, maxQueueMs: env.CAPTURE_MAX_QUEUE_MS, targetLatencyMs: env.CAPTURE_TARGET_LATENCY_MS, maxBacklog: env.SETTLEMENT_MAX_BACKLOG, shards: env.SETTLEMENT_SHARDS },
     metrics.api,
+    Date.now,
+    board,
   );
-  const statusCache = new PaymentStatusCache();
+  const statusCache = new PaymentStatusCache(undefined, board);
   const app = createApp({
     env, store, temporal, verifyJwt, logger, settlement, oauthKeys, receiptSigner, metrics, captureFinisher, captureAdmission, statusCache, merchantCache: new MerchantCache(env.MERCHANT_AUTH_CACHE_MS), nowMs: () => Date.now(),
   });

@@ -95,6 +95,7 @@ export async function refundPayment(deps: PaymentDeps, req: RefundRequest): Prom
     if (fields.length > 0) throw ApiError.refundAuthorizationInvalid(fields);
 
     const record: RefundRecord = { refundId, amount, status: 'PENDING', authorization, signature, createdAt: now, updatedAt: now };
+    deps.statusCache?.rememberRefund(paymentId); // this process's polls see it at once; others through the board
     const reserved = await reserveRefund(
       c,
       { _id: paymentId, merchantId: doc.merchantId, borrowerId: doc.borrowerId, amount: doc.amount, batchId: receipt.batchId, transaction: receipt.transaction },

@@ -1,10 +1,12 @@
 import type { Collections } from '../store/collections.js';
 import type { BatchDoc, PaymentDoc } from '../store/documents.js';
-import { announcedBatches, findBatch, recentVoids } from '../store/settlement-queue.js';
+import { findBatch, findBatches } from '../store/settlement-queue.js';
+import { SettlementBoardReader, type BoardSnapshot, type BoardSource } from './settlement-board.js';
 import { Lru } from '@credit-facilitator/wire/lru';
 
 const BATCH_TTL_MS = 250;
 const BOARD_TTL_MS = 250;
+const CLAIM_RECHECK_MS = 5_000;
 
 /**
  * How much one API process remembers. Polls go to recent payments (a merchant polls until
@@ -24,12 +26,20 @@ export const DEFAULT_STATUS_CACHE_SIZES: StatusCacheSizes = { payments: 10_000, 
 const finished = (b: BatchDoc) => b.status === 'CONFIRMED' || b.status === 'FAILED';
 
 /**
+ * API processes' clocks may differ by this much (NTP keeps them far closer): a payment captured
+ * less than this after the refund board's window began is treated as older than the window.
+ */
+const CLOCK_SKEW_MS = 5_000;
+
+/**
  * What status polls remember between polls in one API process, so a poll costs about one store
  * read (the merchant's credential) whatever the number of pending payments: facts that never
  * change once seen (a payment's capture fields, that it was accepted, the batch it rides in, a
- * finished batch), an unfinished batch's state for BATCH_TTL_MS, and the shards' announced
- * batches (read at most every BOARD_TTL_MS, each new batch once, with its payment ids). A poll
- * lags its batch's recorded state by at most those TTLs.
+ * finished batch), an unfinished batch's state for BATCH_TTL_MS, and the shards' board (read at
+ * most every BOARD_TTL_MS in one command shared with capture admission: the announced batches,
+ * each new one fetched once with its payment ids, the recent voids and refunds). A poll lags its
+ * batch's recorded state, a void or a refund made by another API process by at most those TTLs
+ * (plus the board read's own round trip).
  */
 export class PaymentStatusCache {
   readonly payments: Lru<PaymentDoc>;
@@ -37,15 +47,22 @@ export class PaymentStatusCache {
   private readonly batchOfPayment: Lru<string>;
   private readonly batches: Lru<{ doc: BatchDoc; at: number }>;
   private readonly voided: Lru<true>;
-  private boardReadAt = 0;
-  private boardRead: Promise<void> | undefined;
+  private readonly refunded: Lru<true>;
+  private readonly claimLookedUpAt: Lru<number>;
+  private absorbed: BoardSnapshot | undefined;
+  private absorbing: Promise<void> | undefined;
 
-  constructor(sizes: StatusCacheSizes = DEFAULT_STATUS_CACHE_SIZES) {
+  constructor(
+    sizes: StatusCacheSizes = DEFAULT_STATUS_CACHE_SIZES,
+    private board?: BoardSource,
+  ) {
     this.payments = new Lru(sizes.payments);
     this.accepted = new Lru(sizes.payments);
     this.batchOfPayment = new Lru(sizes.payments);
     this.batches = new Lru(sizes.batches);
     this.voided = new Lru(sizes.payments);
+    this.refunded = new Lru(sizes.payments);
+    this.claimLookedUpAt = new Lru(sizes.payments);
   }
 
   /** Whether the board says this payment was voided (recently, by any API process). */
@@ -54,10 +71,39 @@ export class PaymentStatusCache {
     return this.voided.get(paymentId) === true;
   }
 
+  /**
+   * Whether a poll must read this payment's refunds. No, when the board's window holds the whole
+   * life of the payment and names no refund of it: a refund is announced before it is recorded, so
+   * one recorded before the board was read is on it. Yes for a payment older than the window.
+   */
+  async mayHaveRefunds(c: Collections, shards: number, doc: Pick<PaymentDoc, '_id' | 'capturedAt'>, nowMs: number): Promise<boolean> {
+    if (this.refunded.get(doc._id)) return true;
+    const board = await this.freshBoard(c, shards, nowMs);
+    if (!(doc.capturedAt.getTime() >= board.coversSinceMs + CLOCK_SKEW_MS)) return true;
+    return board.refunds.has(doc._id);
+  }
+
+  /** A refund this process is about to record: its polls here read the refunds at once, without waiting for the board. */
+  rememberRefund(paymentId: string): void {
+    this.refunded.set(paymentId, true);
+  }
+
   /** A capture this process accepted: its polls here need not read the payment or its spend intent's fate. */
   rememberAccepted(doc: PaymentDoc): void {
     this.payments.set(doc._id, doc);
     this.accepted.set(doc._id, true);
+  }
+
+  /**
+   * Whether a poll may look this payment's claim up now: at most once every CLAIM_RECHECK_MS per
+   * payment, so a payment left waiting in a backlog costs a claim read every few seconds, not every
+   * poll. A claim found late shows at most that much later.
+   */
+  mayLookUpClaim(paymentId: string, nowMs: number): boolean {
+    const last = this.claimLookedUpAt.get(paymentId);
+    if (last !== undefined && nowMs - last < CLAIM_RECHECK_MS) return false;
+    this.claimLookedUpAt.set(paymentId, nowMs);
+    return true;
   }
 
   rememberBatchOf(paymentId: string, batchId: string): void {
@@ -68,13 +114,7 @@ export class PaymentStatusCache {
   async batchOf(c: Collections, shards: number, paymentId: string, nowMs: number): Promise<string | undefined> {
     const known = this.batchOfPayment.get(paymentId);
     if (known) return known;
-    if (nowMs - this.boardReadAt >= BOARD_TTL_MS) {
-      this.boardReadAt = nowMs;
-      this.boardRead ??= this.readBoard(c, shards, nowMs).finally(() => {
-        this.boardRead = undefined;
-      });
-    }
-    await this.boardRead;
+    await this.freshBoard(c, shards, nowMs);
     return this.batchOfPayment.get(paymentId);
   }
 
@@ -86,12 +126,25 @@ export class PaymentStatusCache {
     return doc;
   }
 
-  private async readBoard(c: Collections, shards: number, nowMs: number): Promise<void> {
-    const [announced, voids] = await Promise.all([announcedBatches(c, shards), recentVoids(c, new Date(nowMs))]);
-    for (const id of voids) this.voided.set(id, true);
-    const fresh = announced.filter((id) => !this.batches.get(id));
-    const docs = await Promise.all(fresh.map((id) => findBatch(c, id)));
-    for (const doc of docs) if (doc) this.keep(doc, nowMs);
+  /** The board at most BOARD_TTL_MS old, with what it says taken in (new batches fetched in one read). */
+  private async freshBoard(c: Collections, shards: number, nowMs: number): Promise<BoardSnapshot> {
+    this.board ??= new SettlementBoardReader(c, shards);
+    const board = await this.board.read(nowMs, BOARD_TTL_MS);
+    if (board !== this.absorbed) {
+      this.absorbed = board;
+      this.absorbing = this.absorb(c, board).catch((err: unknown) => {
+        if (this.absorbed === board) this.absorbed = undefined; // the next poll tries again
+        throw err;
+      });
+    }
+    await this.absorbing;
+    return board;
+  }
+
+  private async absorb(c: Collections, board: BoardSnapshot): Promise<void> {
+    for (const id of board.voids) this.voided.set(id, true);
+    const fresh = board.batchIds.filter((id) => !this.batches.get(id));
+    for (const doc of await findBatches(c, fresh)) this.keep(doc, board.readAtMs);
   }
 
   private keep(doc: BatchDoc, nowMs: number): void {

@@ -50,15 +50,20 @@ export async function acceptedReceipt(deps: StatusDeps, doc: PaymentDoc): Promis
   if (doc.status !== 'CAPTURING') return toReceipt(doc); // a legacy workflow's projection, still moving
   if (!cache.accepted.get(id)) {
     // Accepted once its spend intent is consumed by it; before that the capture is still being checked.
-    const fate = await findSpendIntentFate(deps.store.c, doc.spendIntentId);
-    if (fate?.fate !== 'CONSUMED' || fate.paymentId !== doc._id) return null;
+    // A payment a batch holds was accepted (a shard batches only accepted captures): no fate read then.
+    const batched = await cache.batchOf(deps.store.c, deps.env.SETTLEMENT_SHARDS, id, deps.nowMs());
+    const fate = batched ? undefined : await findSpendIntentFate(deps.store.c, doc.spendIntentId);
+    if (!batched && (fate?.fate !== 'CONSUMED' || fate.paymentId !== doc._id)) return null;
     cache.accepted.set(id, true);
     cache.payments.set(id, doc);
   }
   return receiptFromBatch(deps, cache, doc);
 }
 
-/** Past this age a payment the shards' announcements do not name is looked up by its claim (an older shard, a missed announcement). */
+/**
+ * Past this age a payment the shards' announcements do not name is looked up by its claim (an older
+ * shard, a missed announcement), at most every CLAIM_RECHECK_MS per payment (status-cache.ts).
+ */
 const CLAIM_LOOKUP_AFTER_MS = 30_000;
 
 async function receiptFromBatch(deps: StatusDeps, cache: PaymentStatusCache, doc: PaymentDoc): Promise<Receipt> {
@@ -66,7 +71,7 @@ async function receiptFromBatch(deps: StatusDeps, cache: PaymentStatusCache, doc
   const now = deps.nowMs();
   let batchId = await cache.batchOf(c, deps.env.SETTLEMENT_SHARDS, doc._id, now);
   let voided = false;
-  if (!batchId && now - doc.capturedAt.getTime() > CLAIM_LOOKUP_AFTER_MS) {
+  if (!batchId && now - doc.capturedAt.getTime() > CLAIM_LOOKUP_AFTER_MS && cache.mayLookUpClaim(doc._id, now)) {
     batchId = (await findClaim(c, doc._id))?.batchId;
     if (batchId && isVoidClaim(batchId)) {
       voided = true;

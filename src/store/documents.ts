@@ -276,7 +276,7 @@ export interface ShardStatusDoc {
   shard?: number;
   pending?: number;
   batchIds?: string[];
-  /** `voids-<YYYYMMDDHHmm>`: the payments voided in that minute, for polls in every API process. */
+  /** `voids-<YYYYMMDDHHmm>` / `refunds-<YYYYMMDDHHmm>`: the payments voided (a refund announced for) in that minute, for polls in every API process. */
   paymentIds?: string[];
   at: Date;
 }

@@ -2,6 +2,7 @@ import { refundTotals } from '../domain/refunds.js';
 import type { Collections } from './collections.js';
 import type { PaymentRefundsDoc, RefundRecord } from './documents.js';
 import { withFencedDocument } from './fencing.js';
+import { announceRefund } from './settlement-queue.js';
 
 export function findPaymentRefunds(c: Collections, paymentId: string): Promise<PaymentRefundsDoc | null> {
   return c.refunds.findOne({ _id: paymentId });
@@ -25,9 +26,12 @@ const lockKey = (paymentId: string) => `refunds:${paymentId}`;
 /**
  * Records a refund as PENDING if, with every refund not FAILED, it stays within the payment. The
  * check and the write happen under the payment's fenced lease, so concurrent refunds from any
- * number of API processes can never together exceed the payment.
+ * number of API processes can never together exceed the payment. The refund is announced on the
+ * shards' board first (announceRefund), so a poll that trusts the board's silence never misses a
+ * recorded refund for longer than the board's read interval.
  */
-export function reserveRefund(c: Collections, payment: Omit<PaymentRefundsDoc, 'refunds' | 'fence'>, record: RefundRecord): Promise<ReserveRefundResult> {
+export async function reserveRefund(c: Collections, payment: Omit<PaymentRefundsDoc, 'refunds' | 'fence'>, record: RefundRecord): Promise<ReserveRefundResult> {
+  await announceRefund(c, payment._id, new Date());
   return withFencedDocument(c, c.refunds, payment._id, lockKey(payment._id), async (doc, write): Promise<ReserveRefundResult> => {
     const refunds = doc?.refunds ?? [];
     const same = refunds.find((r) => r.refundId === record.refundId);

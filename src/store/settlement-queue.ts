@@ -147,23 +147,75 @@ export async function announceBatch(c: Collections, shard: number, batchId: stri
 /** Tells every API process's polls that a payment was voided (read with the batch board; see status-cache.ts). */
 export async function announceVoid(c: Collections, paymentId: string, at: Date): Promise<void> {
   await c.shardStatus.updateOne({ _id: `voids-${minuteKey(at)}` }, { $addToSet: { paymentIds: paymentId }, $set: { at } }, { upsert: true });
+  await pruneBoardMinutes(c, new Date());
 }
 
-/** Payments voided this minute and the one before. */
-export async function recentVoids(c: Collections, now: Date): Promise<string[]> {
-  const keys = [minuteKey(now), minuteKey(new Date(now.getTime() - 60_000))];
-  const docs = await Promise.all(keys.map((k) => c.shardStatus.findOne({ _id: `voids-${k}` })));
-  return docs.flatMap((d) => d?.paymentIds ?? []);
+/**
+ * Tells every API process's polls that a payment may have a refund. Called before the refund is
+ * recorded, with the writer's clock, so the board is never behind the refund it names.
+ */
+export async function announceRefund(c: Collections, paymentId: string, at: Date): Promise<void> {
+  await c.shardStatus.updateOne({ _id: `refunds-${minuteKey(at)}` }, { $addToSet: { paymentIds: paymentId }, $set: { at } }, { upsert: true });
+  await pruneBoardMinutes(c, at);
 }
 
-/** The latest batches every shard announced, newest last per shard. */
-export async function announcedBatches(c: Collections, shards: number): Promise<string[]> {
-  const docs = await Promise.all(Array.from({ length: shards }, (_, i) => c.shardStatus.findOne({ _id: `batches-${i}` })));
-  return docs.flatMap((d) => d?.batchIds ?? []);
+const MINUTE_MS = 60_000;
+const PRUNE_EVERY_MS = 5 * MINUTE_MS;
+let prunedAt = 0;
+
+/**
+ * Drops the minute documents (voids, refunds) the board no longer reads, at most once every few
+ * minutes per process, so the board stays a handful of documents and its one read stays cheap.
+ * Best effort: an announcement stands whether or not the sweep succeeds.
+ */
+async function pruneBoardMinutes(c: Collections, now: Date): Promise<void> {
+  if (now.getTime() - prunedAt < PRUNE_EVERY_MS) return;
+  prunedAt = now.getTime();
+  await c.shardStatus.deleteMany({ paymentIds: { $exists: true }, at: { $lt: new Date(now.getTime() - 3 * MINUTE_MS) } }).catch(() => undefined);
 }
 
-/** The sum of the shards' last reported queue lengths, ignoring reports older than maxAgeMs. */
-export async function settlementBacklog(c: Collections, shards: number, now: Date, maxAgeMs = 30_000): Promise<number> {
-  const docs = await Promise.all(Array.from({ length: shards }, (_, i) => c.shardStatus.findOne({ _id: `shard-${i}` })));
-  return docs.reduce((sum, d) => sum + (d && now.getTime() - d.at.getTime() <= maxAgeMs ? (d.pending ?? 0) : 0), 0);
+/** What the shards' board holds for API processes, as read at one instant (readSettlementBoard). */
+export interface SettlementBoard {
+  /** The latest batches every shard announced, newest last per shard. */
+  batchIds: string[];
+  /** Payments voided in the board's minutes. */
+  voids: ReadonlySet<string>;
+  /** Payments a refund was announced for in the board's minutes. */
+  refunds: ReadonlySet<string>;
+  /** Every announcement made at or after this instant (by the announcer's clock) is on the board. */
+  coversSinceMs: number;
+  /** The sum of the shards' last reported queue lengths, ignoring stale reports. */
+  backlog: number;
+}
+
+/** The minutes the board keeps voids and refunds for: the last one, this one, and the next (a writer whose clock runs ahead). */
+function boardMinutes(now: Date): string[] {
+  return [-1, 0, 1].map((k) => minuteKey(new Date(now.getTime() + k * MINUTE_MS)));
+}
+
+/** The _ids of the board's documents an API process reads. */
+function boardIds(shards: number, now: Date): string[] {
+  const perShard = Array.from({ length: shards }, (_, i) => [`batches-${i}`, `shard-${i}`]).flat();
+  return [...perShard, ...boardMinutes(now).flatMap((m) => [`voids-${m}`, `refunds-${m}`])];
+}
+
+/** The whole board in one command (one find over its _ids). */
+export async function readSettlementBoard(c: Collections, shards: number, now: Date, backlogMaxAgeMs = 30_000): Promise<SettlementBoard> {
+  const docs = await c.shardStatus.find({ _id: { $in: boardIds(shards, now) } }).toArray();
+  const byId = new Map(docs.map((d) => [d._id, d]));
+  const listed = (prefix: string) => new Set(boardMinutes(now).flatMap((m) => byId.get(`${prefix}-${m}`)?.paymentIds ?? []));
+  let backlog = 0;
+  const batchIds: string[] = [];
+  for (let i = 0; i < shards; i++) {
+    batchIds.push(...(byId.get(`batches-${i}`)?.batchIds ?? []));
+    const report = byId.get(`shard-${i}`);
+    if (report && now.getTime() - report.at.getTime() <= backlogMaxAgeMs) backlog += report.pending ?? 0;
+  }
+  const coversSinceMs = Math.floor(now.getTime() / MINUTE_MS) * MINUTE_MS - MINUTE_MS;
+  return { batchIds, voids: listed('voids'), refunds: listed('refunds'), coversSinceMs, backlog };
+}
+
+/** Batches by _id (one $in read). */
+export function findBatches(c: Collections, batchIds: readonly string[]): Promise<BatchDoc[]> {
+  return batchIds.length === 0 ? Promise.resolve([]) : c.batches.find({ _id: { $in: [...batchIds] } }).toArray();
 }

@@ -1,0 +1,132 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { minuteKey } from '../../src/domain/payment-ledger.js';
+import { reserveRefund } from '../../src/store/refunds.js';
+import { announceRefund, readSettlementBoard } from '../../src/store/settlement-queue.js';
+import { metricSum, scrapeApiMetrics } from '../helpers/metrics.js';
+import { refund, signedRefund } from '../helpers/refunds.js';
+import { recordStoreCommands } from '../helpers/store-commands.js';
+import { call, capture, newBorrower, newMerchant, newVoucher, UNTHROTTLED, type TestBorrower, type TestMerchant, type World, world } from '../helpers/world.js';
+
+/** The board's read interval in the API (BOARD_TTL_MS in src/payments/status-cache.ts), plus slack for the poll itself. */
+const BOARD_TTL_MS = 250;
+
+const storeCommands = async (w: World, command: string, collection: string) =>
+  metricSum(await scrapeApiMetrics(w), 'x402_store_commands_total', `command="${command}",collection="${collection}"`);
+
+/** The API's store commands so far, by `command collection`. */
+async function commandsByCollection(w: World): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  for (const line of (await scrapeApiMetrics(w)).split('\n')) {
+    const hit = /^x402_store_commands_total\{command="([^"]+)",collection="([^"]+)"[^}]*\} (\S+)$/.exec(line);
+    if (hit) out.set(`${hit[1]} ${hit[2]}`, Number(hit[3]));
+  }
+  return out;
+}
+
+function growth(before: Map<string, number>, after: Map<string, number>): Record<string, number> {
+  return Object.fromEntries([...after].map(([k, v]) => [k, v - (before.get(k) ?? 0)]).filter(([, d]) => (d as number) > 0));
+}
+
+describe('merchant: what status polls cost the store', function () {
+  this.timeout(180_000);
+  let w: World;
+  let m: TestMerchant;
+  let b: TestBorrower;
+
+  before(async function () {
+    w = await world();
+    [m, b] = await Promise.all([newMerchant(w, 'Poll cost merchant', { rateLimits: UNTHROTTLED }), newBorrower(w)]);
+  });
+
+  const poll = (paymentId: string) => call(w, 'GET', `/facilitator/payments/${paymentId}`, { token: m.apiKey });
+
+  async function capturedPayment(): Promise<string> {
+    const v = await newVoucher(w, m, b, '1000');
+    const res = await capture(w, m, v.captureBody, v.idempotencyKey);
+    assert.equal(res.status, 200, JSON.stringify(res.json));
+    return res.json.receipt.paymentId as string;
+  }
+
+  /** Polls once a second from capture to CONFIRMED; returns the payment_refunds reads of every poll and the last answer. */
+  async function pollToConfirmed(paymentId: string) {
+    const refundReads: number[] = [];
+    const perPoll: Record<string, number>[] = [];
+    const deadline = Date.now() + 120_000;
+    while (Date.now() < deadline) {
+      const before = await commandsByCollection(w);
+      const res = await poll(paymentId);
+      const grew = growth(before, await commandsByCollection(w));
+      perPoll.push(grew);
+      refundReads.push(grew['find payment_refunds'] ?? 0);
+      // The board (batches, voids, refunds, backlog) is one command whenever a poll reads it.
+      assert.ok((grew['find settlement_shards'] ?? 0) <= 1, JSON.stringify(grew));
+      assert.equal(res.status, 200, JSON.stringify(res.json));
+      if (res.json.status === 'CONFIRMED') {
+        console.log(`      store commands per poll, capture to CONFIRMED: ${JSON.stringify(perPoll)}`);
+        return { refundReads, last: res.json };
+      }
+      assert.notEqual(res.json.status, 'FAILED', JSON.stringify(res.json));
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    throw new Error(`payment ${paymentId} did not reach CONFIRMED`);
+  }
+
+  it('the shards board is read in one command', async function () {
+    const seen = await recordStoreCommands(w, (c) => readSettlementBoard(c, 4, new Date()));
+    assert.deepEqual(seen.map((s) => [s.name, s.collection]), [['find', 'settlement_shards']]);
+  });
+
+  it('announcing sweeps minute entries the board no longer reads', async function () {
+    const old = new Date(Date.now() - 10 * 60_000);
+    const stale = `refunds-${minuteKey(old)}`;
+    await w.store.c.shardStatus.updateOne({ _id: stale }, { $set: { paymentIds: [randomUUID()], at: old } }, { upsert: true });
+    await announceRefund(w.store.c, randomUUID(), new Date()); // this process's first announcement sweeps
+    assert.equal(await w.store.c.shardStatus.findOne({ _id: stale }), null);
+    assert.ok(await w.store.c.shardStatus.findOne({ _id: `refunds-${minuteKey(new Date())}` }));
+  });
+
+  it('no poll from capture to CONFIRMED reads payment_refunds; a refund recorded afterwards shows within the board interval', async function () {
+    const p = await capturedPayment();
+    const { refundReads, last } = await pollToConfirmed(p);
+    assert.deepEqual(refundReads, refundReads.map(() => 0), `payment_refunds reads per poll: ${refundReads.join(',')}`);
+    assert.equal(last.refunds, undefined);
+
+    // Another API process records a refund (the store writer announces it on the board first).
+    const body = await signedRefund(w, m, p, '400');
+    const doc = (await w.store.c.payments.findOne({ _id: p }))!;
+    const now = new Date();
+    const refundId = randomUUID();
+    const reserved = await reserveRefund(
+      w.store.c,
+      { _id: p, merchantId: doc.merchantId, borrowerId: doc.borrowerId, amount: doc.amount, batchId: last.batchId as string, transaction: last.transaction as string },
+      { refundId, amount: body.amount, status: 'PENDING', authorization: body.authorization, signature: body.signature, createdAt: now, updatedAt: now },
+    );
+    assert.equal(reserved.kind, 'reserved');
+    await new Promise((r) => setTimeout(r, BOARD_TTL_MS + 50));
+    const after = await poll(p);
+    assert.deepEqual((after.json.refunds as { refundId: string }[] | undefined)?.map((r) => r.refundId), [refundId], JSON.stringify(after.json));
+  });
+
+  it("a refund asked for through this API shows in the next poll; a board entry without a refund shows none", async function () {
+    const p = await capturedPayment();
+    const { last } = await pollToConfirmed(p);
+    assert.equal(last.refunds, undefined);
+
+    const r = await refund(w, m, p, await signedRefund(w, m, p, '300'));
+    assert.equal(r.status, 202, JSON.stringify(r.json));
+    const next = await poll(p);
+    assert.deepEqual((next.json.refunds as { refundId: string }[]).map((x) => x.refundId), [r.json.refund.refundId]);
+
+    // An announcement whose refund was then refused (or never written) reports nothing.
+    const q = await capturedPayment();
+    await pollToConfirmed(q);
+    await announceRefund(w.store.c, q, new Date());
+    await new Promise((res) => setTimeout(res, BOARD_TTL_MS + 50));
+    const before = await storeCommands(w, 'find', 'payment_refunds');
+    const none = await poll(q);
+    assert.equal(none.json.status, 'CONFIRMED');
+    assert.equal(none.json.refunds, undefined);
+    assert.equal((await storeCommands(w, 'find', 'payment_refunds')) - before, 1, 'a payment named on the board is read');
+  });
+});
