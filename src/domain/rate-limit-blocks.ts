@@ -4,18 +4,20 @@ import { claimSlot, refused, slotWindow, type RateDecision, type RatePolicy, typ
  * Slots claimed in blocks (see rate-limit.ts for the slots themselves). A process busy on a bucket
  * claims up to k slots with one insert command (one document per slot, so a block collides slot by
  * slot with every other claim, old or new) and hands them to its next requests without a store
- * command. k follows the process's own pace on the bucket: 1 when idle or at the first request, as
- * many as it expects within BLOCK_SPAN_MS when busy, never above MAX_BLOCK nor a quarter of the
- * burst. The block's slots are spread at that pace: the i-th is the slot current when the i-th
- * next request is due (half a gap late, for jitter), so each is used about when it passes and
- * costs the bucket no longer than a slot claimed on arrival would; at a pace above the rate they
- * are consecutive from the front, as single claims would be.
+ * command. k follows the process's own pace on the bucket: 1 when idle, at the first request, or
+ * when its requests come faster than the rate (then the bucket drains and claims go one by one, as
+ * rate-limit.ts describes); otherwise as many as it expects within BLOCK_SPAN_MS, never above
+ * MAX_BLOCK nor a quarter of the burst. The block's slots are spread at that pace: the i-th is the
+ * slot current when the i-th next request is due (half a gap late, for jitter), so each is used
+ * about when it passes and costs the bucket no longer than a slot claimed on arrival would.
  *
  * Every admitted request holds a distinct slot of its own window, so the total admitted by all
  * processes never exceeds burst + one per interval. What a block costs others: slots a process
- * reserved and does not use count as taken until they pass, so others may be refused up to
- * k - 1 < MAX_BLOCK slots early per busy process and bucket, for at most the later of
- * BLOCK_SPAN_MS and k intervals after the claim.
+ * reserved and does not use count as taken until they pass. That is at most k - 1 slots per
+ * busy process and bucket (fewer than MAX_BLOCK, a quarter of the burst, and what the rate refills
+ * in BLOCK_SPAN_MS), each at most BLOCK_SPAN_MS plus one interval ahead of its claim unless it had
+ * to skip slots known taken (never past the window). It only matters when the processes together
+ * exceed the rate while each alone stays below it: then a 429 may come that many slots early.
  */
 
 export const MAX_BLOCK = 10;
@@ -53,9 +55,14 @@ export function noteArrival(s: BucketState, nowMs: number): number | undefined {
   return sinceLast === undefined ? undefined : Math.max(s.gapMs ?? 0, sinceLast);
 }
 
-/** Slots one claim takes for a process whose requests come `gapMs` apart (undefined: no pace yet). */
+/**
+ * Slots one claim takes for a process whose requests come `gapMs` apart (undefined: no pace yet).
+ * Only a process slower than the rate claims ahead: one at the rate or faster drains the bucket,
+ * and near a full window a slot it held unused would refuse another process's request early.
+ */
 export function blockSize(policy: RatePolicy, gapMs: number | undefined): number {
-  const byPace = gapMs === undefined ? 1 : Math.floor(BLOCK_SPAN_MS / Math.max(gapMs, 1));
+  if (gapMs === undefined || gapMs < 60_000 / policy.perMinute) return 1;
+  const byPace = Math.floor(BLOCK_SPAN_MS / Math.max(gapMs, 1));
   return Math.max(1, Math.min(MAX_BLOCK, Math.floor(policy.burst / 4), byPace));
 }
 
