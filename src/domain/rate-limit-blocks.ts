@@ -21,7 +21,7 @@ import { claimSlot, refused, slotWindow, type RateDecision, type RatePolicy, typ
  */
 
 export const MAX_BLOCK = 10;
-export const BLOCK_SPAN_MS = 2_000;
+export const BLOCK_SPAN_MS = 5_000;
 /** Blocks tried before claiming slot by slot from the front. */
 export const BLOCK_TRIES = 2;
 const GAP_WEIGHT = 0.2;

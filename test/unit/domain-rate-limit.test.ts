@@ -98,7 +98,8 @@ describe('domain: rate-limit slots', function () {
     assert.equal(blockSize(big, 0), 1);
     assert.equal(blockSize({ perMinute: 6000, burst: 10 }, 10), 2);
     assert.equal(blockSize({ perMinute: 6000, burst: 3 }, 10), 1);
-    assert.equal(blockSize({ perMinute: 120, burst: 20 }, 500), 4, 'never more than the rate refills within the span');
+    assert.equal(blockSize({ perMinute: 120, burst: 20 }, 500), 5, 'a quarter of the burst');
+    assert.equal(blockSize({ perMinute: 120, burst: 400 }, 2 * BLOCK_SPAN_MS / 3), 1, 'one request due within the span');
   });
 
   it('a steady pace costs about one insert per MAX_BLOCK requests; an idle bucket claims one slot again', async function () {
