@@ -4,7 +4,8 @@
  * start with the current one; an admitted request claims one. So at most `burst` requests pass at
  * once and one more per interval after that, whichever slots were picked. Claiming the lowest free
  * slot behaves exactly like GCRA; a claim is one unique insert, which stays atomic on every store
- * (FerretDB v1 runs a compare-and-set as a read then a write, so it is not).
+ * (FerretDB v1 runs a compare-and-set as a read then a write, so it is not). A busy process claims
+ * several slots with one command: see rate-limit-blocks.ts.
  *
  * No one reads which slots are taken (on FerretDB v1 that range read scans every bucket's slots):
  * a claimer tries slot ids one by one from the lowest it does not know to be taken, and each

@@ -1,42 +1,50 @@
+import { MongoBulkWriteError } from 'mongodb';
 import type { Collections } from './collections.js';
-import { isDuplicateKey } from './mongo.js';
-import { admittedOn, claimSlot, refused, slotWindow, type RateDecision, type RatePolicy, type SlotHint } from '../domain/rate-limit.js';
+import { acquireSlot, newBucketState, type BucketState } from '../domain/rate-limit-blocks.js';
+import { slotWindow, type RateDecision, type RatePolicy } from '../domain/rate-limit.js';
 
-/** This process's hint per bucket (see SlotHint); dropped wholesale if merchants ever make it large. */
-const hints = new Map<string, SlotHint>();
-const MAX_HINTS = 100_000;
+/** This process's knowledge per bucket (see BucketState); dropped wholesale if merchants ever make it large. */
+const buckets = new Map<string, BucketState>();
+const MAX_BUCKETS = 100_000;
 
-function hintFor(bucket: string): SlotHint {
-  let hint = hints.get(bucket);
-  if (!hint) {
-    if (hints.size >= MAX_HINTS) hints.clear();
-    hint = { next: 0 };
-    hints.set(bucket, hint);
+function stateOf(bucket: string): BucketState {
+  let state = buckets.get(bucket);
+  if (!state) {
+    if (buckets.size >= MAX_BUCKETS) buckets.clear();
+    state = newBucketState();
+    buckets.set(bucket, state);
   }
-  return hint;
+  return state;
 }
 
 export const slotId = (bucket: string, slot: number) => `${bucket}:${slot}`;
 
+/** One insert command for all `slots` (one document each); false for a slot someone else holds. */
+async function insertSlots(c: Collections, bucket: string, slots: number[], intervalMs: number): Promise<boolean[]> {
+  const docs = slots.map((k) => ({ _id: slotId(bucket, k), bucket, slot: k, expiresAt: new Date((k + 1) * intervalMs) }));
+  try {
+    await c.rateLimitSlots.insertMany(docs, { ordered: false });
+    return slots.map(() => true);
+  } catch (err) {
+    if (!(err instanceof MongoBulkWriteError)) throw err;
+    const errors = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
+    if (errors.some((e) => e.code !== 11000)) throw err;
+    const taken = new Set(errors.map((e) => e.index));
+    return slots.map((_, i) => !taken.has(i));
+  }
+}
+
 /**
  * Applies one request to a bucket shared by every API process through the database (see
- * domain/rate-limit.ts). Each probe is one insert by _id; nothing is read. The slot space is keyed
- * by the rate, so an operator changing a merchant's rate starts it on a fresh bucket. Expired
- * slots are removed off the request path (sweepExpiredSlots).
+ * domain/rate-limit.ts and domain/rate-limit-blocks.ts). A claim is one insert command of one or
+ * more slot documents by _id; nothing is read, and a busy process needs a claim only every few
+ * requests. The slot space is keyed by the rate, so an operator changing a merchant's rate starts
+ * it on a fresh bucket. Expired slots are removed off the request path (sweepExpiredSlots).
  */
 export async function consumeRate(c: Collections, bucketId: string, policy: RatePolicy, nowMs: number): Promise<RateDecision> {
   const bucket = `${bucketId}@${policy.perMinute}`;
-  const window = slotWindow(nowMs, policy);
-  const slot = await claimSlot(window, hintFor(bucket), async (k) => {
-    try {
-      await c.rateLimitSlots.insertOne({ _id: slotId(bucket, k), bucket, slot: k, expiresAt: new Date((k + 1) * window.intervalMs) });
-      return true;
-    } catch (err) {
-      if (isDuplicateKey(err)) return false;
-      throw err;
-    }
-  });
-  return slot === null ? refused(window, nowMs, policy) : admittedOn(window, slot, nowMs, policy);
+  const { intervalMs } = slotWindow(nowMs, policy);
+  return acquireSlot(stateOf(bucket), nowMs, policy, (slots) => insertSlots(c, bucket, slots, intervalMs));
 }
 
 /** FerretDB v1 has no TTL index; each API process runs this now and then, never on a request. */
