@@ -2,11 +2,11 @@ import type { Client } from '@temporalio/client';
 import { submitSettleBatch, type SettlementItem } from '../chain/settlement.js';
 import type { BatchOutcome } from '../domain/payment.js';
 import { ledgerLineOf } from '../domain/payment-ledger.js';
-import { closeHolds } from '../store/borrowers.js';
+import { closeHoldsOfBorrowers } from '../store/borrowers.js';
 import type { SettlementQueueDoc } from '../store/documents.js';
 import { recordLedgerLines } from '../store/payment-ledger.js';
 import { findPayment, recordBatchProjections } from '../store/payments.js';
-import { announceBatch, claimForBatch, enqueueEntryOnce, findClaim, isVoidClaim, queueEntryOf, queuesServedBy, readQueues, recordBatch, recordShardBacklog, removeFromQueues } from '../store/settlement-queue.js';
+import { announceBatch, type AnnouncedBoards, claimForBatch, enqueueEntryOnce, findClaim, isVoidClaim, queueEntryOf, queuesServedBy, readQueues, recordBatch, recordShardBacklog, removeFromQueues } from '../store/settlement-queue.js';
 import type { PaymentWorkflowInput } from '../temporal/definitions.js';
 import { DEFAULT_WEBHOOK_RETRY, emitWebhookEvents } from '../webhooks/emit.js';
 import type { AcceptedCaptures } from './accepted-captures.js';
@@ -52,6 +52,7 @@ export function createShardSettlement(deps: ShardDeps) {
   // A batch's queue entries from gathering to its end, so submit and end need not read them again.
   // A worker restart loses it; batchItems then reads the queues (or the payments) instead.
   const items = new Map<string, SettlementQueueDoc[]>();
+  const boards: AnnouncedBoards = new Map();
 
   async function batchItems(ref: ShardBatchRef): Promise<SettlementQueueDoc[]> {
     const cached = items.get(ref.batchId);
@@ -148,12 +149,12 @@ export function createShardSettlement(deps: ShardDeps) {
       }));
       const sent = await submitSettleBatch(deps.chain, ref.batchId, settlementItems);
       if (sent.kind !== 'sent') {
-        await announceBatch(c, ref.shard, ref.batchId); // sent by an earlier attempt: polls learn of it from the confirmation's record
+        await announceBatch(c, ref.shard, ref.batchId, boards); // sent by an earlier attempt: polls learn of it from the confirmation's record
         return {};
       }
       deps.metrics?.batchSize.observe(settlementItems.length);
       await recordBatch(c, { _id: ref.batchId, shard: ref.shard, status: 'SUBMITTED', payments: entries.length, paymentIds: ref.paymentIds, transaction: sent.txHash });
-      await announceBatch(c, ref.shard, ref.batchId);
+      await announceBatch(c, ref.shard, ref.batchId, boards);
       return { transaction: sent.txHash };
     },
 
@@ -171,8 +172,8 @@ export function createShardSettlement(deps: ShardDeps) {
     },
 
     /**
-     * Ends the batch for all its payments at once: the batch record, each borrower's credit (one
-     * write per borrower), the payments' store projections (one command), one signal per payment
+     * Ends the batch for all its payments at once: the batch record, its borrowers' credit (one
+     * read and one write for all), the payments' store projections (one command), one signal per payment
      * workflow (started if its start was lost), and last the queue entries. Every step is
      * idempotent, so a retry after a crash anywhere repeats nothing twice.
      */
@@ -188,10 +189,7 @@ export function createShardSettlement(deps: ShardDeps) {
         ...(o.transaction ? { transaction: o.transaction } : {}),
         ...(o.status === 'CONFIRMED' ? { blockNumber: o.blockNumber, confirmedAt: new Date(o.confirmedAt) } : { failureReason: o.failureReason }),
       });
-      const byBorrower = new Map<string, string[]>();
-      for (const e of entries) byBorrower.set(e.borrowerId, [...(byBorrower.get(e.borrowerId) ?? []), e.spendIntentId]);
-      const into = o.status === 'CONFIRMED' ? 'debt' : 'available';
-      await Promise.all([...byBorrower].map(([borrowerId, holds]) => closeHolds(c, borrowerId, holds, into)));
+      await closeHoldsOfBorrowers(c, holdsByBorrower(entries), o.status === 'CONFIRMED' ? 'debt' : 'available');
       await recordBatchProjections(c, entries.map((e) => e._id), o);
       const receipts = entries.map((e) => finalReceipt(e, o));
       await recordLedgerLines(c, receipts.map(ledgerLineOf));
@@ -205,5 +203,16 @@ export function createShardSettlement(deps: ShardDeps) {
   };
 }
 
+
+/** The holds (spend intent ids) each borrower of these entries closes. */
+export function holdsByBorrower(entries: readonly Pick<SettlementQueueDoc, 'borrowerId' | 'spendIntentId'>[]): Map<string, string[]> {
+  const byBorrower = new Map<string, string[]>();
+  for (const e of entries) {
+    const holds = byBorrower.get(e.borrowerId);
+    if (holds) holds.push(e.spendIntentId);
+    else byBorrower.set(e.borrowerId, [e.spendIntentId]);
+  }
+  return byBorrower;
+}
 
 export type ShardSettlement = ReturnType<typeof createShardSettlement>;

@@ -46,3 +46,56 @@ export function changeBorrower<R>(c: Collections, borrowerId: string, decide: (b
     }
   });
 }
+
+/** Borrowers read per command, and fenced writes per update command (MAX_UPDATES_PER_COMMAND in payments.ts). */
+const BORROWERS_PER_READ = 500;
+const WRITES_PER_COMMAND = 50;
+
+/**
+ * Changes many borrowers in a few commands whatever their number (a settled batch books all its
+ * borrowers at once): one read of them all ($in, looked up by _id), then one update command of
+ * fenced writes, each `{_id, fence}` as in changeBorrower. The borrowers whose write lost a race
+ * are read and decided again, alone. `decide` must be idempotent by the document's content (a
+ * borrower already changed yields no change), because a lost race cannot tell whose write won;
+ * a missing borrower is skipped.
+ */
+export async function changeBorrowers(c: Collections, borrowerIds: readonly string[], decide: (b: BorrowerDoc) => BorrowerChange | undefined): Promise<void> {
+  const deadline = Date.now() + BUSY_WAIT_MS;
+  const wait = busyBackoff();
+  let pending = [...new Set(borrowerIds)];
+  while (pending.length > 0) {
+    const writes: { b: BorrowerDoc; change: BorrowerChange }[] = [];
+    const unversioned: string[] = [];
+    for (const b of await readBorrowers(c, pending)) {
+      const change = decide(b);
+      if (!change || Object.keys(change).length === 0) continue;
+      if (b.fence === undefined) unversioned.push(b._id);
+      else writes.push({ b, change });
+    }
+    const again = [...unversioned];
+    // A document no writer has versioned yet gets a version first (an atomic $inc by _id), then is decided again.
+    for (let i = 0; i < unversioned.length; i += WRITES_PER_COMMAND) {
+      await c.borrowers.bulkWrite(unversioned.slice(i, i + WRITES_PER_COMMAND).map((_id) => ({ updateOne: { filter: { _id }, update: { $inc: { fence: 1 } } } })), { ordered: false });
+    }
+    for (let i = 0; i < writes.length; i += WRITES_PER_COMMAND) {
+      const chunk = writes.slice(i, i + WRITES_PER_COMMAND);
+      const now = new Date();
+      const written = await c.borrowers.bulkWrite(
+        chunk.map(({ b, change }) => ({ updateOne: { filter: { _id: b._id, fence: b.fence }, update: { $set: { ...change, updatedAt: now }, $inc: { fence: 1 } } } })),
+        { ordered: false },
+      );
+      if (written.matchedCount < chunk.length) again.push(...chunk.map(({ b }) => b._id));
+    }
+    pending = again;
+    if (pending.length > 0) {
+      if (Date.now() >= deadline) throw new LeaseBusy(`borrowers:${pending[0]}`);
+      await wait();
+    }
+  }
+}
+
+async function readBorrowers(c: Collections, ids: readonly string[]): Promise<BorrowerDoc[]> {
+  const docs: BorrowerDoc[] = [];
+  for (let i = 0; i < ids.length; i += BORROWERS_PER_READ) docs.push(...(await c.borrowers.find({ _id: { $in: ids.slice(i, i + BORROWERS_PER_READ) } }).toArray()));
+  return docs;
+}

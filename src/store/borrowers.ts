@@ -1,4 +1,4 @@
-import { changeBorrower } from './borrower-changes.js';
+import { changeBorrower, changeBorrowers, type BorrowerChange } from './borrower-changes.js';
 import { insertOnce } from './claim.js';
 import { isDuplicateKey } from './mongo.js';
 import type { Collections } from './collections.js';
@@ -91,26 +91,40 @@ export async function findOrCreateBorrowerByWallet(c: Collections, wallet: strin
 }
 
 /**
- * Closes many holds of one borrower in one write (a settled batch books each borrower once):
- * each hold's credit goes into `debt` (confirmed) or back to `available` (failed). Holds already
- * closed are skipped, so a retried booking changes nothing. Returns the holds it closed.
+ * What closing these holds changes on the borrower: each open one's credit goes into `debt`
+ * (confirmed) or back to `available` (failed). Holds already closed are skipped, so closing them
+ * again changes nothing (undefined when none is open).
  */
+export function holdsClosing(b: BorrowerDoc, holdIds: readonly string[], into: 'available' | 'debt'): { closed: string[]; change: BorrowerChange } | undefined {
+  const holds = { ...b.holds };
+  const closed: string[] = [];
+  let sum = 0;
+  for (const id of holdIds) {
+    const amount = holds[id];
+    if (amount === undefined) continue;
+    sum += amount;
+    closed.push(id);
+    delete holds[id];
+  }
+  if (closed.length === 0) return undefined;
+  return { closed, change: { holds, [into]: b[into] + sum } };
+}
+
+/** Closes many holds of one borrower in one write (see holdsClosing). Returns the holds it closed. */
 export function closeHolds(c: Collections, borrowerId: string, holdIds: readonly string[], into: 'available' | 'debt'): Promise<string[]> {
   return changeBorrower(c, borrowerId, (b) => {
-    if (!b) return { result: [] };
-    const holds = { ...b.holds };
-    const closed: string[] = [];
-    let sum = 0;
-    for (const id of holdIds) {
-      const amount = holds[id];
-      if (amount === undefined) continue;
-      sum += amount;
-      closed.push(id);
-      delete holds[id];
-    }
-    if (closed.length === 0) return { result: [] };
-    return { result: closed, change: { holds, [into]: b[into] + sum } };
+    const closing = b ? holdsClosing(b, holdIds, into) : undefined;
+    return closing ? { result: closing.closed, change: closing.change } : { result: [] };
   });
+}
+
+/**
+ * Closes the holds of many borrowers at once (a settled batch): one read of them all and one
+ * update command of fenced writes, whatever the number of borrowers and holds (changeBorrowers).
+ * Idempotent: a retried batch end finds the holds closed and writes nothing.
+ */
+export function closeHoldsOfBorrowers(c: Collections, holdsByBorrower: ReadonlyMap<string, readonly string[]>, into: 'available' | 'debt'): Promise<void> {
+  return changeBorrowers(c, [...holdsByBorrower.keys()], (b) => holdsClosing(b, holdsByBorrower.get(b._id) ?? [], into)?.change);
 }
 
 export type SuspensionChange = 'changed' | 'unchanged' | 'not_found';

@@ -276,6 +276,8 @@ export interface ShardStatusDoc {
   shard?: number;
   pending?: number;
   batchIds?: string[];
+  /** `batches-<shard>`: a new value at each write, for announceBatch's compare-and-set. */
+  rev?: string;
   /** `voids-<YYYYMMDDHHmm>` / `refunds-<YYYYMMDDHHmm>`: the payments voided (a refund announced for) in that minute, for polls in every API process. */
   paymentIds?: string[];
   at: Date;

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { MongoBulkWriteError, type Db } from 'mongodb';
 import { SETTLEMENT_QUEUE_PREFIX, type Collections } from './collections.js';
 import type { BatchDoc, PaymentDoc, SettlementClaimDoc, SettlementQueueDoc } from './documents.js';
@@ -136,12 +136,35 @@ export async function recordShardBacklog(c: Collections, shard: number, pending:
 
 const ANNOUNCED_BATCHES = 32;
 
-/** Adds a broadcast batch to its shard's latest batches (the shard's own writer, one at a time). */
-export async function announceBatch(c: Collections, shard: number, batchId: string): Promise<void> {
+/** A shard's latest batches with batchId added last (moved there if it was already in). */
+export function withBatchAnnounced(batchIds: readonly string[], batchId: string, keep = ANNOUNCED_BATCHES): string[] {
+  return [...batchIds.filter((id) => id !== batchId), batchId].slice(-keep);
+}
+
+/** What this process last wrote on each shard's board of batches, and the revision it wrote. */
+export type AnnouncedBoards = Map<number, { rev: string; batchIds: string[] }>;
+
+/**
+ * Adds a broadcast batch to its shard's latest batches (the shard's own writer, one at a time).
+ * One command: a compare-and-set on the revision this process last wrote (FerretDB v1 ignores
+ * $push's $slice, so the list is written whole). On a process's first announce, or when another
+ * process wrote since (a shard that moved), it reads the board first.
+ */
+export async function announceBatch(c: Collections, shard: number, batchId: string, boards: AnnouncedBoards = new Map()): Promise<void> {
   const _id = `batches-${shard}`;
+  const mine = boards.get(shard);
+  if (mine) {
+    const next = { rev: randomUUID(), batchIds: withBatchAnnounced(mine.batchIds, batchId) };
+    const written = await c.shardStatus.updateOne({ _id, rev: mine.rev }, { $set: { shard, ...next, at: new Date() } });
+    if (written.matchedCount === 1) {
+      boards.set(shard, next);
+      return;
+    }
+  }
   const doc = await c.shardStatus.findOne({ _id });
-  const batchIds = [...(doc?.batchIds ?? []).filter((id) => id !== batchId), batchId].slice(-ANNOUNCED_BATCHES);
-  await c.shardStatus.updateOne({ _id }, { $set: { shard, batchIds, at: new Date() } }, { upsert: true });
+  const next = { rev: randomUUID(), batchIds: withBatchAnnounced(doc?.batchIds ?? [], batchId) };
+  await c.shardStatus.updateOne({ _id }, { $set: { shard, ...next, at: new Date() } }, { upsert: true });
+  boards.set(shard, next);
 }
 
 /** Tells every API process's polls that a payment was voided (read with the batch board; see status-cache.ts). */

@@ -60,3 +60,12 @@ export function isByIdOnly(filter: Document): boolean {
   const keys = Object.keys(filter);
   return keys.length === 1 && keys[0] === '_id' && typeof filter._id === 'string';
 }
+
+/** A find by `{_id: {$in: [<strings>]}}` alone: our launcher looks each id up (tools/ferretdb/idsfind.go takes up to 1000). */
+export function isFindByIds(cmd: StoreCommand, filter: Document): boolean {
+  if (cmd.name !== 'find' || Object.keys(filter).length !== 1) return false;
+  const cond = filter._id as Document | undefined;
+  if (!cond || typeof cond !== 'object' || Object.keys(cond).length !== 1) return false;
+  const ids: unknown = cond.$in;
+  return Array.isArray(ids) && ids.length <= 1000 && ids.every((id) => typeof id === 'string');
+}

@@ -3,7 +3,9 @@ import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { chargeDailySpend, refundDailySpend } from '../../src/store/agent-spend.js';
-import { convertHoldToDebt, holdCredit, releaseHold } from '../../src/store/borrowers.js';
+import { closeHoldsOfBorrowers, convertHoldToDebt, holdCredit, releaseHold } from '../../src/store/borrowers.js';
+import { announceBatch, type AnnouncedBoards } from '../../src/store/settlement-queue.js';
+import { findSpendIntentFates } from '../../src/store/spend-intents.js';
 import type { Collections } from '../../src/store/collections.js';
 import { claimInsertFirst, type HeldVerdict } from '../../src/store/claim.js';
 import { LeaseBusy, withLease } from '../../src/store/lease-lock.js';
@@ -14,7 +16,7 @@ import { MAX_UPDATES_PER_COMMAND, recordBatchProjections } from '../../src/store
 import { closeSigningRequest, ensureSigningRequest, markSigned } from '../../src/store/signing-requests.js';
 import { leaseIncrements } from '../helpers/lease-increments.js';
 import { readJsonResponse } from '../support/http.js';
-import { isByIdOnly, isCompareAndSetById, recordStoreCommands, type StoreCommand } from '../helpers/store-commands.js';
+import { isByIdOnly, isCompareAndSetById, isFindByIds, recordStoreCommands, type StoreCommand } from '../helpers/store-commands.js';
 import { preparePayment, type PreparedPayment } from '../../src/agents/prepare-payment.js';
 import { SCOPES } from '@credit-facilitator/wire/onboarding';
 import { spendDayId, utcDay } from '../../src/domain/agent-policy.js';
@@ -26,7 +28,7 @@ import { newBorrower, newMerchant, world, type World } from '../helpers/world.js
 
 /** Commands that would make FerretDB v1 scan a collection (our launcher answers a compare-and-set by _id without one). */
 function scans(commands: StoreCommand[]): StoreCommand[] {
-  return commands.filter((cmd) => !cmd.filters.every((f) => isByIdOnly(f) || isCompareAndSetById(cmd, f)));
+  return commands.filter((cmd) => !cmd.filters.every((f) => isByIdOnly(f) || isCompareAndSetById(cmd, f) || isFindByIds(cmd, f)));
 }
 
 describe('store access on the real store: lease locks and _id-only hot paths', function () {
@@ -210,6 +212,41 @@ describe('store access on the real store: lease locks and _id-only hot paths', f
     });
   });
 
+  describe('the launcher looks documents up by _id (tools/ferretdb)', function () {
+    it('answers a find by a list of ids without reading the collection (FerretDB v1 read all of it: over a second at 30k documents)', async function () {
+      const col = w.store.db.collection<{ _id: string; n: number }>(`ids_find_${randomUUID().slice(0, 8)}`);
+      try {
+        for (let i = 0; i < 20_000; i += 2000) await col.insertMany(Array.from({ length: 2000 }, (_, j) => ({ _id: `d-${i + j}`, n: i + j })));
+        const ids = ['d-7', 'd-19999', 'missing', 'd-7', 'd-1234'];
+        assert.deepEqual((await col.find({ _id: { $in: ids } }).toArray()).map((d) => d.n).sort((a, b) => a - b), [7, 1234, 19999]);
+        const started = performance.now();
+        for (let k = 0; k < 10; k++) await col.find({ _id: { $in: Array.from({ length: 10 }, (_, i) => `d-${k * 1000 + i}`) } }).toArray();
+        const perRead = (performance.now() - started) / 10;
+        assert.ok(perRead < 250, `a read of 10 ids took ${perRead.toFixed(0)} ms`);
+      } finally {
+        await col.drop().catch(() => undefined);
+      }
+    });
+
+    it('applies an update command of fenced writes statement by statement: a stale fence matches nothing, the others apply', async function () {
+      const col = w.store.db.collection<{ _id: string; fence: number; v: number }>(`fenced_${randomUUID().slice(0, 8)}`);
+      try {
+        await col.insertMany([{ _id: 'a', fence: 1, v: 0 }, { _id: 'b', fence: 5, v: 0 }, { _id: 'c', fence: 2, v: 0 }]);
+        const set = { $set: { v: 1 }, $inc: { fence: 1 } };
+        const r = await col.bulkWrite(
+          [{ updateOne: { filter: { _id: 'a', fence: 1 }, update: set } }, { updateOne: { filter: { _id: 'b', fence: 4 }, update: set } }, { updateOne: { filter: { _id: 'c', fence: 2 }, update: set } }],
+          { ordered: false },
+        );
+        assert.equal(r.matchedCount, 2);
+        assert.deepEqual(await col.find({}).sort({ _id: 1 }).toArray(), [{ _id: 'a', fence: 2, v: 1 }, { _id: 'b', fence: 5, v: 0 }, { _id: 'c', fence: 3, v: 1 }]);
+        const none = await col.bulkWrite([{ updateOne: { filter: { _id: 'a', fence: 1 }, update: set } }, { updateOne: { filter: { _id: 'zz', fence: 1 }, update: set } }]);
+        assert.equal(none.matchedCount, 0);
+      } finally {
+        await col.drop().catch(() => undefined);
+      }
+    });
+  });
+
   describe('hot paths address documents by _id only', function () {
     it('holds, releases, debt, repayments and daily spend', async function () {
       const b = await newBorrower(w);
@@ -239,6 +276,30 @@ describe('store access on the real store: lease locks and _id-only hot paths', f
       });
       assert.equal((await c.borrowers.findOne({ _id: b.borrowerId }))?.holds[prepared?.spend_intent_id ?? ''], 1000);
       assert.ok(commands.some((cmd) => cmd.collection === 'agent_keys'), 'the agent key was read');
+      assert.deepEqual(scans(commands), []);
+    });
+
+    it("a batch end's borrowers and the gather's fates: one read by ids and one update of fenced writes, whatever their number; the batch board one compare-and-set", async function () {
+      const borrowers = await Promise.all([newBorrower(w), newBorrower(w), newBorrower(w)]);
+      const holds = new Map(borrowers.map((b) => [b.borrowerId, [randomUUID(), randomUUID()]]));
+      for (const [borrowerId, ids] of holds) for (const id of ids) assert.equal(await holdCredit(c, borrowerId, id, 10), 'held');
+      const fates = Array.from({ length: 3 }, () => ({ _id: randomUUID(), fate: 'CONSUMED' as const, paymentId: randomUUID(), at: new Date() }));
+      await c.spendIntentFates.insertMany(fates);
+      const boards: AnnouncedBoards = new Map();
+      const shard = 1000 + Math.floor(Math.random() * 1e6);
+      await announceBatch(c, shard, 'first', boards);
+      const commands = await recordStoreCommands(w, async (mc) => {
+        await closeHoldsOfBorrowers(mc, holds, 'debt');
+        const read = await findSpendIntentFates(mc, [...fates.map((f) => f._id), randomUUID()]);
+        assert.deepEqual([...read.keys()].sort(), fates.map((f) => f._id).sort());
+        await announceBatch(mc, shard, 'second', boards);
+      });
+      for (const b of borrowers) assert.equal((await c.borrowers.findOne({ _id: b.borrowerId }))?.debt, 20);
+      assert.deepEqual((await c.shardStatus.findOne({ _id: `batches-${shard}` }))?.batchIds, ['first', 'second']);
+      const count = (collection: string) => commands.filter((cmd) => cmd.collection === collection).map((cmd) => cmd.name);
+      assert.deepEqual(count('borrowers'), ['find', 'update']);
+      assert.deepEqual(count('spend_intent_fates'), ['find']);
+      assert.deepEqual(count('settlement_shards'), ['update']);
       assert.deepEqual(scans(commands), []);
     });
 

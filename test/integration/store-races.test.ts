@@ -4,7 +4,7 @@ import type { AppDeps } from '../../src/main/app-deps.js';
 import { acceptCreditFacility } from '../../src/agents/facility.js';
 import { SCOPES } from '@credit-facilitator/wire/onboarding';
 import { spendDayId, utcDay } from '../../src/domain/agent-policy.js';
-import { convertHoldToDebt, holdCredit, releaseHold } from '../../src/store/borrowers.js';
+import { closeHoldsOfBorrowers, convertHoldToDebt, holdCredit, releaseHold } from '../../src/store/borrowers.js';
 import type { BorrowerDoc } from '../../src/store/documents.js';
 import { bookRepayment } from '../../src/store/repayments.js';
 import { ensureSigningRequest, markSigned } from '../../src/store/signing-requests.js';
@@ -74,6 +74,37 @@ describe('store races on the real store: credit holds, daily spend, signatures',
     const day = await w.store.c.agentSpendDays.findOne({ _id: spendDayId(b.agentKeyId, utcDay(Date.now())) });
     assert.equal(day?.spent, 6 * amount, 'refused calls gave their daily charge back');
     assert.deepEqual(Object.keys(day?.charges ?? {}).sort(), ids);
+  });
+
+  it("a batch end closing three borrowers' holds at once, twice, while new holds land on them books each hold once and loses no hold", async function () {
+    const c = w.store.c;
+    const borrowers = await Promise.all([newBorrower(w), newBorrower(w), newBorrower(w)]);
+    const limit = (await borrowerDoc(w, borrowers[0]!.borrowerId)).creditLimit;
+    const unit = Math.floor(limit / 40);
+    const batch = new Map<string, string[]>();
+    for (const b of borrowers) {
+      const ids = Array.from({ length: 5 }, () => randomUUID());
+      for (const id of ids) assert.equal(await holdCredit(c, b.borrowerId, id, unit), 'held');
+      batch.set(b.borrowerId, ids);
+    }
+    const fresh = borrowers.map((b) => ({ b, ids: Array.from({ length: 10 }, () => randomUUID()) }));
+
+    // The holds' writers (changeBorrower) overtake the batch's fenced writes: the losers are read and decided again.
+    const [, , holds] = await Promise.all([
+      closeHoldsOfBorrowers(c, batch, 'debt'),
+      closeHoldsOfBorrowers(c, batch, 'debt'),
+      Promise.all(fresh.flatMap(({ b, ids }) => ids.map((id) => holdCredit(c, b.borrowerId, id, unit)))),
+    ]);
+
+    assert.ok(holds.every((h) => h === 'held'), holds.join(','));
+    for (const { b, ids } of fresh) {
+      const after = await borrowerDoc(w, b.borrowerId);
+      assert.equal(after.debt, 5 * unit, 'each closed hold booked once');
+      assert.deepEqual(Object.keys(after.holds).sort(), [...ids].sort(), 'the batch holds closed, every new hold kept');
+      assert.equal(after.available, limit - 15 * unit, 'available = limit - holds - debt');
+    }
+    await closeHoldsOfBorrowers(c, batch, 'available');
+    assert.equal((await borrowerDoc(w, borrowers[0]!.borrowerId)).available, limit - 15 * unit, 'a retried batch end closes nothing again');
   });
 
   it("holds, releases, debt bookings and repayments at once keep the borrower's books balanced", async function () {

@@ -3,10 +3,11 @@ package main
 // FerretDB v1 on SQLite looks a document up by _id only when the filter is exactly {_id: v}; with
 // any other key beside _id it reads and decodes the whole collection. A compare-and-set by _id
 // ({_id: v, owner: o} to release a lease, {_id: v, fence: n} for a fenced write) would then cost
-// O(collection). Under the write lock this file resolves a single-statement update or delete whose
-// filter is _id plus plain equalities: it reads the document by _id, checks the equalities, and
-// forwards the write with {_id: v} alone, or answers "matched nothing" itself. Holding the write
-// lock makes the check and the write one step, as MongoDB's per-document atomicity does.
+// O(collection). Under the write lock this file resolves an update or delete whose statements'
+// filters are _id plus plain equalities (one statement, or a batch of fenced writes): it reads
+// each document by _id, checks the equalities, and forwards the matching statements with {_id: v}
+// alone, or answers "matched nothing" itself. Holding the write lock makes the checks and the
+// writes one step, as MongoDB's per-document atomicity does.
 
 import (
 	"bytes"
@@ -109,34 +110,54 @@ func (m *wireMsg) encode(responseTo int32) []byte {
 	return out
 }
 
-// idWrite is one update or delete statement whose filter is _id plus plain equalities.
+// idStmt is one update or delete statement whose filter is _id plus plain equalities (maybe none).
+type idStmt struct {
+	stmt  bsoncore.Document
+	id    bsoncore.Element
+	equal []bsoncore.Element
+}
+
+// idWrite is an update or delete command all of whose statements are idStmts, at least one of them
+// with an equality beside _id (a compare-and-set: a lease release, a fenced write, or a batch of them).
 type idWrite struct {
 	msg     *wireMsg
 	command string
 	db      string
 	coll    string
-	stmt    bsoncore.Document
-	id      bsoncore.Element
-	equal   []bsoncore.Element
+	stmts   []idStmt
 	inBody  bool
 	seqSlot int
 }
 
 // resolveByID returns the request to forward (nil: forward req unchanged) or a reply to send
-// instead (the document does not match). Call it holding the write lock.
-func resolveByID(req []byte, backend io.ReadWriter) (forward []byte, reply []byte, err error) {
+// instead (no statement's document matches), and for a command some of whose statements it
+// dropped, how to renumber the backend's reply. Call it holding the write lock.
+func resolveByID(req []byte, backend io.ReadWriter) (forward []byte, reply []byte, fix func([]byte) []byte, err error) {
 	w, ok := idWriteOf(req)
 	if !ok {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
-	doc, err := findByID(backend, w.db, w.coll, w.id)
-	if err != nil {
-		return nil, nil, err
+	var kept []int
+	for i, s := range w.stmts {
+		if len(s.equal) == 0 {
+			kept = append(kept, i)
+			continue
+		}
+		doc, err := findByID(backend, w.db, w.coll, s.id)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if doc != nil && matches(doc, s.equal) {
+			kept = append(kept, i)
+		}
 	}
-	if doc == nil || !matches(doc, w.equal) {
-		return nil, w.nothingMatched(), nil
+	if len(kept) == 0 {
+		return nil, w.nothingMatched(), nil, nil
 	}
-	return w.withIDFilterOnly(), nil, nil
+	if len(kept) < len(w.stmts) {
+		fix = func(raw []byte) []byte { return renumberWriteErrors(raw, kept) }
+	}
+	return w.withIDFiltersOnly(kept), nil, fix, nil
 }
 
 func idWriteOf(req []byte) (*idWrite, bool) {
@@ -185,33 +206,46 @@ func idWriteOf(req []byte) (*idWrite, bool) {
 			}
 		}
 	}
-	if len(stmts) != 1 {
+	if len(stmts) == 0 {
 		return nil, false
 	}
-	w.stmt = stmts[0]
-	if w.command == "update" && (truthy(w.stmt, "multi") || truthy(w.stmt, "upsert")) {
-		return nil, false
+	compareAndSet := false
+	for _, doc := range stmts {
+		s, ok := idStmtOf(w.command, doc)
+		if !ok {
+			return nil, false
+		}
+		compareAndSet = compareAndSet || len(s.equal) > 0
+		w.stmts = append(w.stmts, s)
 	}
-	q, ok := w.stmt.Lookup("q").DocumentOK()
+	return w, compareAndSet
+}
+
+func idStmtOf(command string, stmt bsoncore.Document) (idStmt, bool) {
+	s := idStmt{stmt: stmt}
+	if command == "update" && (truthy(stmt, "multi") || truthy(stmt, "upsert")) {
+		return s, false
+	}
+	q, ok := stmt.Lookup("q").DocumentOK()
 	if !ok {
-		return nil, false
+		return s, false
 	}
 	qElems, err := q.Elements()
 	if err != nil {
-		return nil, false
+		return s, false
 	}
 	for _, e := range qElems {
 		key := e.Key()
 		switch {
 		case key == "_id" && (e.Value().Type == bsontype.String || e.Value().Type == bsontype.ObjectID):
-			w.id = e
+			s.id = e
 		case plainEquality(key, e.Value()):
-			w.equal = append(w.equal, e)
+			s.equal = append(s.equal, e)
 		default:
-			return nil, false
+			return s, false
 		}
 	}
-	return w, w.id != nil && len(w.equal) > 0
+	return s, s.id != nil
 }
 
 func truthy(doc bsoncore.Document, key string) bool {
@@ -297,26 +331,34 @@ func asFloat(v bsoncore.Value) (float64, bool) {
 	return 0, false
 }
 
-// withIDFilterOnly is the same request with the statement's filter cut down to {_id: v}.
-func (w *idWrite) withIDFilterOnly() []byte {
-	elems, _ := w.stmt.Elements()
-	parts := make([][]byte, 0, len(elems))
-	for _, e := range elems {
-		if e.Key() == "q" {
-			parts = append(parts, bsoncore.AppendDocumentElement(nil, "q", bsoncore.BuildDocument(nil, w.id)))
-		} else {
-			parts = append(parts, e)
+// withIDFiltersOnly is the same request with only the kept statements, each filter cut down to {_id: v}.
+func (w *idWrite) withIDFiltersOnly(kept []int) []byte {
+	stmts := make([]bsoncore.Document, 0, len(kept))
+	for _, i := range kept {
+		s := w.stmts[i]
+		elems, _ := s.stmt.Elements()
+		parts := make([][]byte, 0, len(elems))
+		for _, e := range elems {
+			if e.Key() == "q" {
+				parts = append(parts, bsoncore.AppendDocumentElement(nil, "q", bsoncore.BuildDocument(nil, s.id)))
+			} else {
+				parts = append(parts, e)
+			}
 		}
+		stmts = append(stmts, bsoncore.BuildDocument(nil, parts...))
 	}
-	stmt := bsoncore.Document(bsoncore.BuildDocument(nil, parts...))
 	m := *w.msg
 	if w.inBody {
 		field := map[string]string{"update": "updates", "delete": "deletes"}[w.command]
+		values := make([]bsoncore.Value, 0, len(stmts))
+		for _, stmt := range stmts {
+			values = append(values, bsoncore.Value{Type: bsontype.EmbeddedDocument, Data: stmt})
+		}
 		bodyElems, _ := m.body.Elements()
 		parts := make([][]byte, 0, len(bodyElems))
 		for _, e := range bodyElems {
 			if e.Key() == field {
-				parts = append(parts, bsoncore.BuildArrayElement(nil, field, bsoncore.Value{Type: bsontype.EmbeddedDocument, Data: stmt}))
+				parts = append(parts, bsoncore.BuildArrayElement(nil, field, values...))
 			} else {
 				parts = append(parts, e)
 			}
@@ -324,9 +366,55 @@ func (w *idWrite) withIDFilterOnly() []byte {
 		m.body = bsoncore.BuildDocument(nil, parts...)
 	} else {
 		m.sequences = append([]docSequence(nil), m.sequences...)
-		m.sequences[w.seqSlot] = docSequence{id: m.sequences[w.seqSlot].id, docs: []bsoncore.Document{stmt}}
+		m.sequences[w.seqSlot] = docSequence{id: m.sequences[w.seqSlot].id, docs: stmts}
 	}
 	return m.encode(0)
+}
+
+// renumberWriteErrors maps the writeErrors' indexes of a reply to a request cut down to the kept
+// statements back to the statements' places in the client's request.
+func renumberWriteErrors(raw []byte, kept []int) []byte {
+	reply, ok := parseOpMsg(raw)
+	if !ok {
+		return raw
+	}
+	errs, ok := reply.body.Lookup("writeErrors").ArrayOK()
+	if !ok {
+		return raw
+	}
+	values, err := errs.Values()
+	if err != nil {
+		return raw
+	}
+	renumbered := make([]bsoncore.Value, 0, len(values))
+	for _, v := range values {
+		doc, ok := v.DocumentOK()
+		if !ok {
+			return raw
+		}
+		elems, _ := doc.Elements()
+		parts := make([][]byte, 0, len(elems))
+		for _, e := range elems {
+			if i, ok := e.Value().AsInt64OK(); ok && e.Key() == "index" && i >= 0 && int(i) < len(kept) {
+				parts = append(parts, bsoncore.AppendInt32Element(nil, "index", int32(kept[i])))
+			} else {
+				parts = append(parts, e)
+			}
+		}
+		renumbered = append(renumbered, bsoncore.Value{Type: bsontype.EmbeddedDocument, Data: bsoncore.BuildDocument(nil, parts...)})
+	}
+	bodyElems, _ := reply.body.Elements()
+	parts := make([][]byte, 0, len(bodyElems))
+	for _, e := range bodyElems {
+		if e.Key() == "writeErrors" {
+			parts = append(parts, bsoncore.BuildArrayElement(nil, "writeErrors", renumbered...))
+		} else {
+			parts = append(parts, e)
+		}
+	}
+	reply.body = bsoncore.BuildDocument(nil, parts...)
+	reply.requestID = int32(binary.LittleEndian.Uint32(raw[4:8]))
+	return reply.encode(int32(binary.LittleEndian.Uint32(raw[8:12])))
 }
 
 // nothingMatched is the server's answer to a write whose filter matched no document.

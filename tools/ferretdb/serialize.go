@@ -72,10 +72,11 @@ func relay(client, backend net.Conn, writes *sync.Mutex) error {
 }
 
 func exchange(req []byte, client, backend net.Conn, writes *sync.Mutex) error {
+	var fix func([]byte) []byte
 	if mayWrite(req) {
 		writes.Lock()
 		defer writes.Unlock()
-		forward, reply, err := resolveByID(req, backend)
+		forward, reply, fixReply, err := resolveByID(req, backend)
 		if err != nil {
 			return err
 		}
@@ -84,7 +85,16 @@ func exchange(req []byte, client, backend net.Conn, writes *sync.Mutex) error {
 			return err
 		}
 		if forward != nil {
-			req = forward
+			req, fix = forward, fixReply
+		}
+	} else {
+		reply, err := resolveFindByIDs(req, backend)
+		if err != nil {
+			return err
+		}
+		if reply != nil {
+			_, err := client.Write(reply)
+			return err
 		}
 	}
 	if _, err := backend.Write(req); err != nil {
@@ -97,6 +107,9 @@ func exchange(req []byte, client, backend net.Conn, writes *sync.Mutex) error {
 		reply, err := readMessage(backend)
 		if err != nil {
 			return err
+		}
+		if fix != nil {
+			reply = fix(reply)
 		}
 		if _, err := client.Write(reply); err != nil {
 			return err
