@@ -4,15 +4,17 @@ import { parseCreditPayload, type PaymentRequirements } from '@credit-facilitato
 import { ApiError } from '../domain/errors.js';
 import { newId } from '@credit-facilitator/wire/ids';
 import type { Receipt } from '../domain/payment.js';
-import { evaluateVoucher, type VerificationContext } from '../domain/verification.js';
+import { evaluateVoucher, type VerificationInput } from '../domain/verification.js';
+import type { InvalidReason } from '@credit-facilitator/wire/invalid-reasons';
 import type { Voucher } from '@credit-facilitator/wire/voucher';
-import type { PaymentDoc } from '../store/documents.js';
+import type { PaymentDoc, SpendIntentFateDoc } from '../store/documents.js';
 import { claimIdempotencyKey, idempotencyId, releaseIdempotencyKey } from '../store/idempotency.js';
 import { isDuplicateKey } from '../store/mongo.js';
 import { deleteUnacceptedPayment, findPayment, findPaymentByVoucher, insertPayment } from '../store/payments.js';
-import { consumeSpendIntent } from '../store/spend-intents.js';
+import { consumeSpendIntentOrFate, findSpendIntentFate } from '../store/spend-intents.js';
 import { dequeueRefused, enqueueForSettlement } from '../store/settlement-queue.js';
-import { loadVerificationContext } from './context.js';
+import { loadCaptureContext, type CaptureContext } from './context.js';
+import { contextWithFate, fateMayChange, lostClaimReason } from './intent-view.js';
 import { toReceipt } from '../settlement/receipt.js';
 import { finishCapture } from './finish-capture.js';
 import { acceptedReceipt } from './status.js';
@@ -64,62 +66,70 @@ export async function capturePayment(deps: PaymentDeps, req: CaptureRequest): Pr
 
   try {
     if (existing) return { receipt: await accept(deps, existing, req.timer), replayed };
-    const doc = await admit(deps, req, paymentId, now, claim.kind === 'claimed' ? prefetched : undefined);
-    return { receipt: await accept(deps, doc, req.timer, { queued: true }), replayed };
+    const { doc, lostReason } = await admit(deps, req, paymentId, now, claim.kind === 'claimed' ? prefetched : undefined);
+    return { receipt: await accept(deps, doc, req.timer, { queued: true, lostReason }), replayed };
   } catch (err) {
     if (claim.kind === 'claimed' && err instanceof ApiError) await releaseIdempotencyKey(c, keyId, paymentId);
     throw err;
   }
 }
 
-type Prefetched = Promise<{ ok: true; ctx: VerificationContext } | { ok: false; error: unknown }> | undefined;
+type Prefetched = Promise<{ ok: true; loaded: CaptureContext } | { ok: false; error: unknown }> | undefined;
 
 /** The verification context for a new capture, loaded beside the key claim; failures surface only if it is used. */
 function prefetchContext(deps: PaymentDeps, req: CaptureRequest, paymentId: string): Prefetched {
   const parsed = parseCreditPayload(req.body.x402Version, req.body.paymentPayload);
   if (!parsed.ok) return undefined;
-  return loadVerificationContext(deps, req.merchantId, parsed.voucher, paymentId, req.payoutAddress).then(
-    (ctx) => ({ ok: true as const, ctx }),
+  return loadCaptureContext(deps, req.merchantId, parsed.voucher, paymentId, req.payoutAddress).then(
+    (loaded) => ({ ok: true as const, loaded }),
     (error: unknown) => ({ ok: false as const, error }),
   );
 }
 
+/** Why a lost claim is refused, given the intent's fate (the one decided first; null when none is). */
+type LostReason = (fate: SpendIntentFateDoc | null) => InvalidReason;
+
 /**
  * Checks the voucher, then claims it with one insert (the unique voucherId index refuses a second
  * use) while putting the payment in its settlement queue; a refused claim takes the entry back out.
+ * The spend intent's fate is not read on the way (the consume in accept() decides it); a refusal
+ * reads it, so the client gets the reason a check of the fate up front gave.
  */
-async function admit(deps: PaymentDeps, req: CaptureRequest, paymentId: string, now: Date, prefetched: Prefetched): Promise<PaymentDoc> {
+async function admit(deps: PaymentDeps, req: CaptureRequest, paymentId: string, now: Date, prefetched: Prefetched): Promise<{ doc: PaymentDoc; lostReason: LostReason }> {
   const parsed = parseCreditPayload(req.body.x402Version, req.body.paymentPayload);
   if (!parsed.ok) throw ApiError.paymentRejected(parsed.reason);
   const { voucher } = parsed;
   const early = prefetched ? await prefetched : undefined;
   if (early && !early.ok) throw early.error;
-  const ctx = early?.ctx ?? (await loadVerificationContext(deps, req.merchantId, voucher, paymentId, req.payoutAddress));
+  const { ctx, intent } = early?.loaded ?? (await loadCaptureContext(deps, req.merchantId, voucher, paymentId, req.payoutAddress));
   req.timer?.mark('load_context');
-  const verdict = evaluateVoucher(
-    {
-      voucher,
-      signature: parsed.signature,
-      ...(parsed.accepted ? { accepted: parsed.accepted } : {}),
-      ...(req.body.paymentRequirements ? { requirements: req.body.paymentRequirements } : {}),
-    },
-    ctx,
-  );
+  const input: VerificationInput = {
+    voucher,
+    signature: parsed.signature,
+    ...(parsed.accepted ? { accepted: parsed.accepted } : {}),
+    ...(req.body.paymentRequirements ? { requirements: req.body.paymentRequirements } : {}),
+  };
+  const c = deps.store.c;
+  let verdict = evaluateVoucher(input, ctx);
+  if (!verdict.ok && intent && fateMayChange(verdict.reason)) {
+    verdict = evaluateVoucher(input, contextWithFate(ctx, intent, await findSpendIntentFate(c, intent._id), paymentId));
+  }
   if (!verdict.ok) throw ApiError.paymentRejected(verdict.reason);
+  if (!intent) throw ApiError.paymentRejected('unknown_spend_intent'); // the rules refuse a missing intent already
   req.timer?.mark('verify_voucher');
+  const lostReason: LostReason = (fate) => lostClaimReason(input, ctx, intent, fate, paymentId);
 
   const doc = paymentDoc(paymentId, req, voucher, now);
-  const c = deps.store.c;
   const shards = deps.env.SETTLEMENT_SHARDS;
   const [inserted, queued] = await Promise.allSettled([insertPayment(c, doc), enqueueForSettlement(c, shards, doc)]);
   if (queued.status === 'rejected') throw queued.reason;
   req.timer?.mark('claim_voucher');
-  if (inserted.status === 'fulfilled') return doc;
+  if (inserted.status === 'fulfilled') return { doc, lostReason };
   if (!isDuplicateKey(inserted.reason)) throw inserted.reason;
   const holder = await findPaymentByVoucher(c, voucher.voucherId);
-  if (holder?._id === paymentId) return holder;
-  await dequeueRefused(c, shards, paymentId);
-  throw ApiError.paymentRejected('voucher_already_used');
+  if (holder?._id === paymentId) return { doc: holder, lostReason };
+  const [, fate] = await Promise.all([dequeueRefused(c, shards, paymentId), findSpendIntentFate(c, intent._id)]);
+  throw ApiError.paymentRejected(lostReason(fate));
 }
 
 /**
@@ -129,15 +139,15 @@ async function admit(deps: PaymentDeps, req: CaptureRequest, paymentId: string, 
  * finisher is configured, before it otherwise. Enqueuing first means a crash between the two
  * leaves an entry the worker's sweeper decides, never an accepted payment nobody settles.
  */
-async function accept(deps: PaymentDeps, doc: PaymentDoc, timer?: PhaseTimer, opts: { queued?: boolean } = {}): Promise<Receipt> {
+async function accept(deps: PaymentDeps, doc: PaymentDoc, timer?: PhaseTimer, opts: { queued?: boolean; lostReason?: LostReason } = {}): Promise<Receipt> {
   const c = deps.store.c;
   const shards = deps.env.SETTLEMENT_SHARDS;
   if (!opts.queued) await enqueueForSettlement(c, shards, doc);
   timer?.mark('enqueue');
-  const consumed = await consumeSpendIntent(c, doc.spendIntentId, doc.voucherId, doc._id);
-  if (consumed === 'not_available') {
+  const consumed = await consumeSpendIntentOrFate(c, doc.spendIntentId, doc.voucherId, doc._id);
+  if (consumed !== 'consumed') {
     await Promise.all([dequeueRefused(c, shards, doc._id), deleteUnacceptedPayment(c, doc._id)]);
-    throw ApiError.paymentRejected('voucher_already_used');
+    throw ApiError.paymentRejected(opts.lostReason?.(consumed) ?? 'voucher_already_used');
   }
   timer?.mark('consume_intent');
   deps.statusCache?.rememberAccepted(doc);

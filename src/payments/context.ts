@@ -1,54 +1,57 @@
-import type { AgentKeyRecord, SpendIntentRecord, VerificationContext } from '../domain/verification.js';
+import type { AgentKeyRecord, VerificationContext } from '../domain/verification.js';
 import type { Voucher } from '@credit-facilitator/wire/voucher';
 import type { PaymentDeps } from './deps.js';
-import { findBorrower, listAgentKeys } from '../store/borrowers.js';
+import type { SpendIntentDoc } from '../store/documents.js';
+import { findBorrower } from '../store/borrowers.js';
 import { findMerchant } from '../store/merchants.js';
-import { findSpendIntentWithFate } from '../store/spend-intents.js';
+import { listKeysToVerify } from '../store/operational-agents.js';
+import { findSpendIntent, findSpendIntentWithFate } from '../store/spend-intents.js';
+import { intentView } from './intent-view.js';
+
+/** A capture's context, with the intent document it was built from (its fate not applied; see capture.ts). */
+export interface CaptureContext {
+  ctx: VerificationContext;
+  intent: SpendIntentDoc | null;
+}
+
+/** Gathers from the store everything the pure rules need about one voucher, the intent's fate applied (verify). */
+export async function loadVerificationContext(deps: PaymentDeps, merchantId: string, voucher: Voucher): Promise<VerificationContext> {
+  return (await loadContext(deps, merchantId, voucher, { withFate: true })).ctx;
+}
 
 /**
- * Gathers from the store everything the pure rules need about one voucher. `ownPaymentId` lets a
- * resumed capture recognise its own earlier claim of the voucher instead of calling it reused.
+ * As loadVerificationContext, for a capture: three reads (the operational agent with its keys'
+ * copy, the borrower, the spend intent). The intent's fate is not read: the capture's consume
+ * insert decides it, and a refused one reads it then (capture.ts). `ownPaymentId` lets a resumed
+ * capture recognise its own earlier claim of the voucher instead of calling it reused.
  */
-export async function loadVerificationContext(
+export function loadCaptureContext(deps: PaymentDeps, merchantId: string, voucher: Voucher, ownPaymentId: string, knownPayoutAddress?: string): Promise<CaptureContext> {
+  return loadContext(deps, merchantId, voucher, { withFate: false, ownPaymentId, knownPayoutAddress });
+}
+
+async function loadContext(
   deps: PaymentDeps,
   merchantId: string,
   voucher: Voucher,
-  ownPaymentId?: string,
-  knownPayoutAddress?: string,
-): Promise<VerificationContext> {
+  opts: { withFate: boolean; ownPaymentId?: string; knownPayoutAddress?: string | undefined },
+): Promise<CaptureContext> {
   const c = deps.store.c;
-  // Every read is by _id (or one small per-agent list): the spend intent's fate, not a search of
-  // payments, tells whether the voucher was used.
+  // Every read is by _id: the agent carries a copy of its keys, and the spend intent's fate, not a
+  // search of payments, tells whether the voucher was used.
   const [merchant, keys, borrower, intent] = await Promise.all([
-    knownPayoutAddress !== undefined ? { payoutAddress: knownPayoutAddress } : findMerchant(c, merchantId),
-    listAgentKeys(c, voucher.operationalAgentId),
+    opts.knownPayoutAddress !== undefined ? { payoutAddress: opts.knownPayoutAddress } : findMerchant(c, merchantId),
+    listKeysToVerify(c, voucher.operationalAgentId),
     findBorrower(c, voucher.borrowerId),
-    findSpendIntentWithFate(c, voucher.spendIntentId),
+    (opts.withFate ? findSpendIntentWithFate : findSpendIntent)(c, voucher.spendIntentId),
   ]);
   const agentKeys: AgentKeyRecord[] = keys.map((k) => ({
-    keyId: k._id,
+    keyId: k.keyId,
     publicKey: k.publicKey,
     status: k.status,
     borrowerId: k.borrowerId,
     operationalAgentId: k.operationalAgentId,
   }));
-  const spendIntent: SpendIntentRecord | null = intent
-    ? {
-        spendIntentId: intent._id,
-        borrowerId: intent.borrowerId,
-        operationalAgentId: intent.operationalAgentId,
-        merchantId: intent.merchantId,
-        payTo: intent.payTo,
-        amount: intent.amount,
-        asset: intent.asset,
-        network: intent.network,
-        orderRef: intent.orderRef,
-        status: intent.status,
-        expiresAt: intent.expiresAt,
-        ...(intent.consumedByVoucherId ? { consumedByVoucherId: intent.consumedByVoucherId } : {}),
-      }
-    : null;
-  return {
+  const ctx: VerificationContext = {
     now: Math.floor(deps.nowMs() / 1000),
     clockSkewSeconds: deps.env.CLOCK_SKEW_SECONDS,
     maxLifetimeSeconds: deps.env.VOUCHER_MAX_LIFETIME_SECONDS,
@@ -57,7 +60,7 @@ export async function loadVerificationContext(
     merchant: { merchantId, payoutAddress: (merchant?.payoutAddress ?? '').toLowerCase() },
     agentKeys,
     borrower: borrower ? { borrowerId: borrower._id, status: borrower.suspended ? 'SUSPENDED' : borrower.status } : null,
-    spendIntent,
-    voucherAlreadyUsed: intent?.status === 'CONSUMED' && intent.paymentId !== undefined && intent.paymentId !== ownPaymentId,
+    ...intentView(intent, opts.ownPaymentId),
   };
+  return { ctx, intent };
 }

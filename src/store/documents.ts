@@ -76,6 +76,9 @@ export interface AgentKeyDoc {
 }
 
 
+/** The verification fields of one agent key, as copied onto its operational agent. */
+export type AgentKeyCopy = Pick<AgentKeyDoc, 'publicKey' | 'status' | 'borrowerId' | 'createdAt'> & { keyId: string };
+
 /** One terminal (agent host install) acting for a borrower; register_borrower creates one per idempotency key. */
 export interface OperationalAgentDoc {
   _id: string;
@@ -84,6 +87,12 @@ export interface OperationalAgentDoc {
   label?: string;
   /** Its agent keys, revoked ones included, so they are fetched by _id (absent on older documents). */
   agentKeyIds?: string[];
+  /**
+   * A copy of what a capture checks of each listed key, so it reads the agent and its keys at once
+   * (agent-key-copies.ts). Every key writer updates it first; absent on older documents, whose
+   * captures read the keys themselves.
+   */
+  keys?: AgentKeyCopy[];
   /** Set when the borrower revoked the whole agent: its keys are revoked and it gets no new ones. */
   revokedAt?: Date;
   createdAt: Date;

@@ -4,6 +4,7 @@ import { changeBorrower } from './borrower-changes.js';
 import { withFencedDocument } from './fencing.js';
 import { insertOnce } from './claim.js';
 import { isDuplicateKey } from './mongo.js';
+import { allCopiesRevoked, copiedKeys, keyCopy, withKeyCopied, type KeyToVerify } from './agent-key-copies.js';
 
 /*
  * Who belongs to whom is kept as id lists on the parent (borrower -> operational agents -> agent
@@ -20,7 +21,7 @@ async function byIds<T>(ids: string[], find: (id: string) => Promise<T | null>):
 
 /** Inserts the operational agent once, then lists it on its borrower. Both steps are idempotent. */
 export async function ensureOperationalAgent(c: Collections, doc: OperationalAgentDoc): Promise<OperationalAgentDoc> {
-  const stored = await insertOnce(c.operationalAgents, { ...doc, agentKeyIds: doc.agentKeyIds ?? [] });
+  const stored = await insertOnce(c.operationalAgents, { ...doc, agentKeyIds: doc.agentKeyIds ?? [], keys: doc.keys ?? [] });
   const legacy = await legacyAgentIds(c, doc.borrowerId);
   await changeBorrower(c, doc.borrowerId, (b) => {
     const ids = b?.operationalAgentIds ?? legacy;
@@ -50,11 +51,27 @@ export async function listOperationalAgents(c: Collections, borrowerId: string):
 /** The operational agent's keys, revoked ones included; none for an unknown agent. */
 export async function listAgentKeys(c: Collections, operationalAgentId: string): Promise<AgentKeyDoc[]> {
   const agent = await c.operationalAgents.findOne({ _id: operationalAgentId });
-  if (!agent) return [];
+  return agent ? keyDocsOf(c, agent) : [];
+}
+
+async function keyDocsOf(c: Collections, agent: OperationalAgentDoc): Promise<AgentKeyDoc[]> {
   const keys = agent.agentKeyIds
     ? await byIds(agent.agentKeyIds, (id) => c.agentKeys.findOne({ _id: id }))
-    : await c.agentKeys.find({ operationalAgentId }).toArray();
+    : await c.agentKeys.find({ operationalAgentId: agent._id }).toArray();
   return keys.sort(byCreatedAt);
+}
+
+/**
+ * What a capture checks of the operational agent's keys (revoked ones included; none for an
+ * unknown agent): one read, of the agent and the copy it carries. An older agent document without
+ * the copy has its keys read as listAgentKeys does.
+ */
+export async function listKeysToVerify(c: Collections, operationalAgentId: string): Promise<KeyToVerify[]> {
+  const agent = await c.operationalAgents.findOne({ _id: operationalAgentId });
+  if (!agent) return [];
+  const copied = copiedKeys(agent);
+  if (copied) return copied.sort(byCreatedAt);
+  return (await keyDocsOf(c, agent)).map((k) => ({ ...keyCopy(k), operationalAgentId: k.operationalAgentId }));
 }
 
 export async function listBorrowerAgentKeys(c: Collections, borrowerId: string): Promise<AgentKeyDoc[]> {
@@ -66,20 +83,28 @@ export function findAgentKey(c: Collections, keyId: string): Promise<AgentKeyDoc
   return c.agentKeys.findOne({ _id: keyId });
 }
 
-/** Inserts the key once (a retried activity finds it), then lists it on its operational agent. */
+const agentLock = (operationalAgentId: string) => `operational-agent:${operationalAgentId}`;
+
+/** Inserts the key once (a retried activity finds it), then lists it, and its copy, on its operational agent. */
 export async function ensureAgentKey(c: Collections, doc: AgentKeyDoc): Promise<void> {
+  let stored = doc;
   try {
     await c.agentKeys.insertOne(doc);
   } catch (err) {
     if (!isDuplicateKey(err)) throw err;
+    stored = (await findAgentKey(c, doc._id)) ?? doc;
   }
-  const agentRevoked = await withFencedDocument(c, c.operationalAgents, doc.operationalAgentId, `operational-agent:${doc.operationalAgentId}`, async (agent, write) => {
+  const agentRevoked = await withFencedDocument(c, c.operationalAgents, doc.operationalAgentId, agentLock(doc.operationalAgentId), async (agent, write) => {
     if (!agent) return false;
+    const revoked = agent.revokedAt !== undefined;
     const ids = agent.agentKeyIds ?? (await c.agentKeys.find({ operationalAgentId: agent._id }).toArray()).map((k) => k._id);
-    if (agent.agentKeyIds === undefined || !ids.includes(doc._id)) {
-      await write.update({ $set: { agentKeyIds: ids.includes(doc._id) ? ids : [...ids, doc._id] } });
+    const listed = agent.agentKeyIds !== undefined && ids.includes(doc._id);
+    // A key of a revoked agent is copied revoked in this very write, so no capture ever accepts it.
+    const keys = agent.keys && withKeyCopied(agent.keys, stored, revoked);
+    if (!listed || keys) {
+      await write.update({ $set: { ...(listed ? {} : { agentKeyIds: ids.includes(doc._id) ? ids : [...ids, doc._id] }), ...(keys ? { keys } : {}) } });
     }
-    return agent.revokedAt !== undefined;
+    return revoked;
   });
   // A grant signed before the borrower revoked the whole agent lands revoked: the agent gets no new keys.
   if (agentRevoked) await revokeAgentKey(c, doc._id, new Date());
@@ -89,9 +114,32 @@ export type KeyChange = 'changed' | 'unchanged' | 'not_found';
 
 /**
  * Revokes one agent key: the next prepare cannot use it and the next capture of a voucher it
- * signed is refused with agent_key_revoked. Under the key's lease, so it cannot race a limit change.
+ * signed is refused with agent_key_revoked. The copy on its agent, which captures read, is revoked
+ * first: a crash in between leaves the key refused by captures, and a re-run finishes the job.
  */
-export function revokeAgentKey(c: Collections, keyId: string, now: Date): Promise<KeyChange> {
+export async function revokeAgentKey(c: Collections, keyId: string, now: Date): Promise<KeyChange> {
+  const key = await findAgentKey(c, keyId);
+  if (!key) return 'not_found';
+  await revokeKeyCopies(c, key.operationalAgentId, [key]);
+  return revokeKeyDoc(c, keyId, now);
+}
+
+/**
+ * Revokes the copies of some keys of one operational agent (listing a key there if it was not), in
+ * one write; nothing for an agent without copies.
+ */
+export function revokeKeyCopies(c: Collections, operationalAgentId: string, keys: readonly AgentKeyDoc[]): Promise<void> {
+  return withFencedDocument<OperationalAgentDoc, void>(c, c.operationalAgents, operationalAgentId, agentLock(operationalAgentId), async (agent, write) => {
+    if (!agent?.keys) return;
+    const copies = keys.reduce((acc, k) => withKeyCopied(acc, k, true) ?? acc, agent.keys);
+    const missing = keys.map((k) => k._id).filter((id) => agent.agentKeyIds && !agent.agentKeyIds.includes(id));
+    if (copies === agent.keys && missing.length === 0) return;
+    await write.update({ $set: { keys: copies, ...(missing.length > 0 ? { agentKeyIds: [...agent.agentKeyIds!, ...missing] } : {}) } });
+  });
+}
+
+/** The key document's own revocation, under the key's lease, so it cannot race a limit change. */
+function revokeKeyDoc(c: Collections, keyId: string, now: Date): Promise<KeyChange> {
   return withFencedDocument<AgentKeyDoc, KeyChange>(c, c.agentKeys, keyId, `agent-key:${keyId}`, async (key, write) => {
     if (!key) return 'not_found';
     if (key.status === 'revoked') return 'unchanged';
@@ -100,25 +148,33 @@ export function revokeAgentKey(c: Collections, keyId: string, now: Date): Promis
   });
 }
 
-/** Revokes the operational agent and every key it has; returns the keys this call revoked. */
+/**
+ * Revokes the operational agent and every key it has; returns the keys this call revoked. The mark
+ * and the revoked copies of its keys land in one write, before the key documents: captures refuse
+ * the agent's vouchers from that write on, and a re-run after a crash revokes the rest.
+ */
 export async function revokeOperationalAgent(c: Collections, operationalAgentId: string, now: Date): Promise<{ change: KeyChange; revokedKeyIds: string[] }> {
-  const change = await withFencedDocument<OperationalAgentDoc, KeyChange>(c, c.operationalAgents, operationalAgentId, `operational-agent:${operationalAgentId}`, async (agent, write) => {
+  const change = await withFencedDocument<OperationalAgentDoc, KeyChange>(c, c.operationalAgents, operationalAgentId, agentLock(operationalAgentId), async (agent, write) => {
     if (!agent) return 'not_found';
-    if (agent.revokedAt) return 'unchanged';
-    await write.update({ $set: { revokedAt: now } });
-    return 'changed';
+    const keys = agent.keys && allCopiesRevoked(agent.keys);
+    if (agent.revokedAt && !keys) return 'unchanged';
+    await write.update({ $set: { ...(agent.revokedAt ? {} : { revokedAt: now }), ...(keys ? { keys } : {}) } });
+    return agent.revokedAt ? 'unchanged' : 'changed';
   });
   if (change === 'not_found') return { change, revokedKeyIds: [] };
   // After the mark: a key added meanwhile is either listed here or revoked by ensureAgentKey.
+  // Every listed key's copy is revoked already (an older document has none), so only the documents are left.
   const keys = await listAgentKeys(c, operationalAgentId);
-  const revoked = await Promise.all(keys.map(async (k) => ((await revokeAgentKey(c, k._id, now)) === 'changed' ? k._id : null)));
+  const revoked = await Promise.all(keys.map(async (k) => ((await revokeKeyDoc(c, k._id, now)) === 'changed' ? k._id : null)));
   return { change, revokedKeyIds: revoked.filter((id): id is string => id !== null) };
 }
 
 /** Revokes the operational agent's active keys other than `keepKeyId`; returns the ids it revoked. */
 export async function revokeOtherKeys(c: Collections, operationalAgentId: string, keepKeyId: string, now: Date): Promise<string[]> {
   const others = (await listAgentKeys(c, operationalAgentId)).filter((k) => k.status === 'active' && k._id !== keepKeyId);
-  await Promise.all(others.map((k) => revokeAgentKey(c, k._id, now)));
+  if (others.length === 0) return [];
+  await revokeKeyCopies(c, operationalAgentId, others);
+  await Promise.all(others.map((k) => revokeKeyDoc(c, k._id, now)));
   return others.map((k) => k._id);
 }
 

@@ -42,7 +42,12 @@ export async function findSpendIntentFates(c: Collections, spendIntentIds: reado
 /** The intent with its decided fate applied: the fate document is the truth, the intent's status a copy. */
 export async function findSpendIntentWithFate(c: Collections, spendIntentId: string): Promise<SpendIntentDoc | null> {
   const [doc, fate] = await Promise.all([findSpendIntent(c, spendIntentId), findSpendIntentFate(c, spendIntentId)]);
-  if (!doc || !fate) return doc;
+  return doc && withFate(doc, fate);
+}
+
+/** The intent as its fate (when decided) makes it. Pure. */
+export function withFate(doc: SpendIntentDoc, fate: SpendIntentFateDoc | null): SpendIntentDoc {
+  if (!fate) return doc;
   return fate.fate === 'CONSUMED'
     ? { ...doc, status: 'CONSUMED', ...(fate.voucherId ? { consumedByVoucherId: fate.voucherId } : {}), ...(fate.paymentId ? { paymentId: fate.paymentId } : {}) }
     : { ...doc, status: 'EXPIRED' };
@@ -68,10 +73,15 @@ export type ConsumeResult = 'consumed' | 'not_available';
  * another payment, another voucher, or an expiry that came first, loses.
  */
 export async function consumeSpendIntent(c: Collections, spendIntentId: string, voucherId: string, paymentId: string): Promise<ConsumeResult> {
+  return (await consumeSpendIntentOrFate(c, spendIntentId, voucherId, paymentId)) === 'consumed' ? 'consumed' : 'not_available';
+}
+
+/** As consumeSpendIntent; a loser gets the fate that was decided first (read anyway by the losing insert), to tell why. */
+export async function consumeSpendIntentOrFate(c: Collections, spendIntentId: string, voucherId: string, paymentId: string): Promise<'consumed' | SpendIntentFateDoc> {
   const decided = await decideFate(c, { _id: spendIntentId, fate: 'CONSUMED', voucherId, paymentId, at: new Date() });
   // The intent document's status is a copy, brought up to date when the intent's workflow closes
-  // (expireSpendIntentOnce); readers that decide anything use findSpendIntentWithFate.
-  return decided.fate === 'CONSUMED' && decided.voucherId === voucherId && decided.paymentId === paymentId ? 'consumed' : 'not_available';
+  // (expireSpendIntentOnce); readers that decide anything use findSpendIntentWithFate, or consume.
+  return decided.fate === 'CONSUMED' && decided.voucherId === voucherId && decided.paymentId === paymentId ? 'consumed' : decided;
 }
 
 /**

@@ -35,6 +35,13 @@ const DisconnectAnswer = z.strictObject({ client_id: z.string().min(1), status: 
 interface AgentState {
   keys: Map<string, { borrowerId: string; status: string; grantNonce: string | undefined; limits: string }>;
   agents: Map<string, { borrowerId: string; revoked: boolean }>;
+  /** The status of each key's copy on its agent, which captures check. */
+  copies: Map<string, string>;
+}
+
+/** Every key's copy on its agent says what its document says (captures read the copy). */
+function assertCopiesMatch(state: AgentState): void {
+  for (const [id, k] of state.keys) assert.equal(state.copies.get(id), k.status, `the copy of key ${id} on its agent`);
 }
 
 async function agentState(w: World, borrowerIds: string[]): Promise<AgentState> {
@@ -43,6 +50,7 @@ async function agentState(w: World, borrowerIds: string[]): Promise<AgentState> 
   return {
     keys: new Map(keys.map((k) => [k._id, { borrowerId: k.borrowerId, status: k.status, grantNonce: k.grant?.nonce, limits: `${k.grant?.perPaymentLimit}/${k.grant?.dailyLimit}` }])),
     agents: new Map(agents.map((a) => [a._id, { borrowerId: a.borrowerId, revoked: !!a.revokedAt }])),
+    copies: new Map(agents.flatMap((a) => (a.keys ?? []).map((k) => [k.keyId, k.status] as const))),
   };
 }
 
@@ -258,6 +266,7 @@ describe('fuzz: the borrower page API and the OAuth registration and authorizati
         else assert.deepEqual(now, was, `key ${id} changed without an accepted request`);
       }
       assert.deepEqual(after.agents, stateBefore.agents, 'no agent revoked');
+      assertCopiesMatch(after);
       await assertOnlyExpected(w, scope, before, new Expected());
     });
 
@@ -332,6 +341,7 @@ describe('fuzz: the borrower page API and the OAuth registration and authorizati
         assert.deepEqual(after.keys.get(id), want, `key ${id}`);
       }
       for (const [id, was] of stateBefore.agents) assert.deepEqual(after.agents.get(id), revokedAgents.has(id) ? { ...was, revoked: true } : was, `agent ${id}`);
+      assertCopiesMatch(after);
       assert.equal(after.keys.get(bystander.agentKeyId)?.status, 'active', 'a borrower whose session was never sent keeps their key');
       const left = new Set((await w.store.db.collection<{ _id: string }>('oauth_grant').find({ _id: { $in: grantIds } }).toArray()).map((g) => g._id));
       for (const [i, g] of grants.entries()) {
