@@ -1,5 +1,6 @@
 import type { Collections } from './collections.js';
 import type { BorrowerDoc } from './documents.js';
+import { findByIds } from './find-by-ids.js';
 import { BUSY_WAIT_MS, busyBackoff, inTurn, LeaseBusy } from './lease-lock.js';
 
 export type BorrowerChange = Partial<Omit<BorrowerDoc, '_id' | 'createdAt' | 'updatedAt' | 'fence'>>;
@@ -47,8 +48,7 @@ export function changeBorrower<R>(c: Collections, borrowerId: string, decide: (b
   });
 }
 
-/** Borrowers read per command, and fenced writes per update command (MAX_UPDATES_PER_COMMAND in payments.ts). */
-const BORROWERS_PER_READ = 500;
+/** Fenced writes per update command (MAX_UPDATES_PER_COMMAND in payments.ts); reads go by IDS_PER_READ (find-by-ids.ts). */
 const WRITES_PER_COMMAND = 50;
 
 /**
@@ -94,8 +94,6 @@ export async function changeBorrowers(c: Collections, borrowerIds: readonly stri
   }
 }
 
-async function readBorrowers(c: Collections, ids: readonly string[]): Promise<BorrowerDoc[]> {
-  const docs: BorrowerDoc[] = [];
-  for (let i = 0; i < ids.length; i += BORROWERS_PER_READ) docs.push(...(await c.borrowers.find({ _id: { $in: ids.slice(i, i + BORROWERS_PER_READ) } }).toArray()));
-  return docs;
+function readBorrowers(c: Collections, ids: readonly string[]): Promise<BorrowerDoc[]> {
+  return findByIds(c.borrowers, ids);
 }

@@ -1,4 +1,5 @@
 import type { Collections } from './collections.js';
+import { findByIds } from './find-by-ids.js';
 import type { ApiKeyDoc, MerchantDoc, MerchantRateLimits } from './documents.js';
 
 export async function insertMerchant(c: Collections, doc: MerchantDoc): Promise<void> {
@@ -7,6 +8,16 @@ export async function insertMerchant(c: Collections, doc: MerchantDoc): Promise<
 
 export function findMerchant(c: Collections, merchantId: string): Promise<MerchantDoc | null> {
   return c.merchants.findOne({ _id: merchantId });
+}
+
+/** Merchants by id, one command per IDS_PER_READ. */
+export function findMerchantsByIds(c: Collections, ids: readonly string[]): Promise<MerchantDoc[]> {
+  return findByIds(c.merchants, ids);
+}
+
+/** API keys by hash, one command per IDS_PER_READ. */
+export function findApiKeysByHashes(c: Collections, hashes: readonly string[]): Promise<ApiKeyDoc[]> {
+  return findByIds(c.apiKeys, hashes);
 }
 
 export function listMerchants(c: Collections): Promise<MerchantDoc[]> {

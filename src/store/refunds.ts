@@ -1,5 +1,6 @@
 import { refundTotals } from '../domain/refunds.js';
 import type { Collections } from './collections.js';
+import { findByIds } from './find-by-ids.js';
 import type { PaymentRefundsDoc, RefundRecord } from './documents.js';
 import { withFencedDocument } from './fencing.js';
 import { announceRefund } from './settlement-queue.js';
@@ -8,9 +9,9 @@ export function findPaymentRefunds(c: Collections, paymentId: string): Promise<P
   return c.refunds.findOne({ _id: paymentId });
 }
 
-/** The refund documents of these payments (one $in read). */
+/** The refund documents of these payments (one $in read per IDS_PER_READ). */
 export function findRefundsOf(c: Collections, paymentIds: readonly string[]): Promise<PaymentRefundsDoc[]> {
-  return c.refunds.find({ _id: { $in: [...paymentIds] } }).toArray();
+  return findByIds(c.refunds, paymentIds);
 }
 
 export type ReserveRefundResult =

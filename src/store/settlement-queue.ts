@@ -3,6 +3,7 @@ import { MongoBulkWriteError, type Db } from 'mongodb';
 import { SETTLEMENT_QUEUE_PREFIX, type Collections } from './collections.js';
 import type { BatchDoc, PaymentDoc, SettlementClaimDoc, SettlementQueueDoc } from './documents.js';
 import { insertOnce } from './claim.js';
+import { findByIds } from './find-by-ids.js';
 import { isDuplicateKey } from './mongo.js';
 import { minuteKey } from '../domain/payment-ledger.js';
 
@@ -238,7 +239,7 @@ export async function readSettlementBoard(c: Collections, shards: number, now: D
   return { batchIds, voids: listed('voids'), refunds: listed('refunds'), coversSinceMs, backlog };
 }
 
-/** Batches by _id (one $in read). */
+/** Batches by _id (one $in read per IDS_PER_READ). */
 export function findBatches(c: Collections, batchIds: readonly string[]): Promise<BatchDoc[]> {
-  return batchIds.length === 0 ? Promise.resolve([]) : c.batches.find({ _id: { $in: [...batchIds] } }).toArray();
+  return findByIds(c.batches, batchIds);
 }

@@ -1,6 +1,7 @@
 import type { Collections } from './collections.js';
 import type { SpendIntentDoc, SpendIntentFateDoc } from './documents.js';
 import { tryClaim } from './claim.js';
+import { findByIds } from './find-by-ids.js';
 import { isDuplicateKey } from './mongo.js';
 
 /** What the creator of a spend intent decides; the store sets the rest (a RESERVED intent, addresses lower-cased). */
@@ -26,17 +27,9 @@ export function findSpendIntentFate(c: Collections, spendIntentId: string): Prom
   return c.spendIntentFates.findOne({ _id: spendIntentId });
 }
 
-/** Fates read per command by findSpendIntentFates: the launcher looks each up by _id (tools/ferretdb/idsfind.go takes up to 1000). */
-export const FATES_PER_READ = 500;
-
-/** The decided fates of many spend intents, ⌈n / FATES_PER_READ⌉ commands; an undecided intent has none. */
+/** The decided fates of many spend intents, one command per IDS_PER_READ; an undecided intent has none. */
 export async function findSpendIntentFates(c: Collections, spendIntentIds: readonly string[]): Promise<Map<string, SpendIntentFateDoc>> {
-  const ids = [...new Set(spendIntentIds)];
-  const fates = new Map<string, SpendIntentFateDoc>();
-  for (let i = 0; i < ids.length; i += FATES_PER_READ) {
-    for (const f of await c.spendIntentFates.find({ _id: { $in: ids.slice(i, i + FATES_PER_READ) } }).toArray()) fates.set(f._id, f);
-  }
-  return fates;
+  return new Map((await findByIds(c.spendIntentFates, spendIntentIds)).map((f) => [f._id, f]));
 }
 
 /** The intent with its decided fate applied: the fate document is the truth, the intent's status a copy. */

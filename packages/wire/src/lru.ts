@@ -26,4 +26,18 @@ export class Lru<V> {
     if (this.map.size >= this.capacity) this.map.delete(this.map.keys().next().value as string);
     this.map.set(key, value);
   }
+
+  /** The value without making it recently used. */
+  peek(key: string): V | undefined {
+    return this.map.get(key);
+  }
+
+  delete(key: string): void {
+    this.map.delete(key);
+  }
+
+  /** Every entry, least recently used first. */
+  entries(): IterableIterator<[string, V]> {
+    return this.map.entries();
+  }
 }

@@ -34,4 +34,16 @@ describe('Lru', function () {
     assert.throws(() => new Lru(0), RangeError);
     assert.throws(() => new Lru(1.5), RangeError);
   });
+
+  it('peek reads without refreshing, entries lists least recently used first, delete forgets', function () {
+    const lru = new Lru<number>(2);
+    lru.set('a', 1);
+    lru.set('b', 2);
+    assert.equal(lru.peek('a'), 1);
+    lru.set('c', 3); // a was only peeked: still the least recently used, so it goes
+    assert.equal(lru.peek('a'), undefined);
+    assert.deepEqual([...lru.entries()], [['b', 2], ['c', 3]]);
+    lru.delete('b');
+    assert.deepEqual([...lru.entries()], [['c', 3]]);
+  });
 });
