@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { submitSettleBatch, type SettlementItem } from '../chain/settlement.js';
 import type { BatchOutcome } from '../domain/payment.js';
+import { gatherWaitMs } from '../domain/gather-wait.js';
 import { ledgerLineOf } from '../domain/payment-ledger.js';
 import { closeHoldsOfBorrowers } from '../store/borrowers.js';
 import type { SettlementQueueDoc } from '../store/documents.js';
@@ -133,7 +134,7 @@ export function createShardSettlement(deps: ShardDeps) {
         }
         if (now - started >= IDLE_RETURN_MS && ready.length === 0) return { paymentIds: [], queues };
         step.heartbeat();
-        await step.sleep(s.shardPollMs);
+        await step.sleep(gatherWaitMs({ nowMs: now, ready: ready.length, oldestAtMs: oldest?.at.getTime(), watchingSinceMs: started }, { maxPayments: s.maxPayments, maxWaitMs: s.maxWaitMs, pollMs: s.shardPollMs }));
       }
     },
 

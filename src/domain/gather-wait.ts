@@ -1,0 +1,38 @@
+/** What the shard saw at one look at its queues. */
+export interface GatherView {
+  nowMs: number;
+  /** Accepted payments waiting, and when the oldest of them was queued (undefined when none). */
+  ready: number;
+  oldestAtMs: number | undefined;
+  /** When the shard started watching its queues (the arrival rate is measured from here at most). */
+  watchingSinceMs: number;
+}
+
+export interface GatherPace {
+  maxPayments: number;
+  maxWaitMs: number;
+  /** The shortest look-again interval (SETTLEMENT_POLL_MS). */
+  pollMs: number;
+}
+
+/** The longest a shard waits between looks, so an idle shard notices its first payment well within the batch window. */
+const MAX_LOOK_MS = 1_000;
+
+/**
+ * How long a shard may wait before it looks at its queues again without closing a batch late: a
+ * batch is due when its oldest payment has waited maxWaitMs (a deadline known from the oldest's
+ * queue time, whenever the shard sees it) or when maxPayments are ready, which at the rate seen so
+ * far comes no sooner than the estimate below. Each look is a store read (and a fate read for the
+ * new entries), so looking every pollMs whatever the queue holds cost more per second than the
+ * payments it settled; looking when something can be due costs a few reads per batch.
+ */
+export function gatherWaitMs(v: GatherView, p: GatherPace): number {
+  const idle = Math.min(MAX_LOOK_MS, Math.max(p.pollMs, Math.floor(p.maxWaitMs / 4)));
+  if (v.oldestAtMs === undefined || v.ready === 0) return idle;
+  const untilDue = v.oldestAtMs + p.maxWaitMs - v.nowMs;
+  const observedMs = Math.max(1, v.nowMs - Math.max(v.oldestAtMs, v.watchingSinceMs));
+  const perMs = v.ready / observedMs;
+  // Half the time the rate seen so far needs to fill the batch: a rate that doubles is still met in time.
+  const untilFull = perMs > 0 ? ((p.maxPayments - v.ready) / perMs) * 0.5 : Infinity;
+  return Math.max(p.pollMs, Math.min(idle, untilDue, untilFull));
+}

@@ -1,0 +1,45 @@
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { gatherWaitMs, type GatherPace } from '../../src/domain/gather-wait.js';
+
+const pace: GatherPace = { maxPayments: 100, maxWaitMs: 5000, pollMs: 200 };
+
+describe('gatherWaitMs: a shard looks again only when a batch can be due', function () {
+  it('an empty queue is looked at once a second (a quarter of the window when shorter), never more often than the poll interval', function () {
+    assert.equal(gatherWaitMs({ nowMs: 10_000, ready: 0, oldestAtMs: undefined, watchingSinceMs: 0 }, pace), 1000);
+    assert.equal(gatherWaitMs({ nowMs: 10_000, ready: 0, oldestAtMs: undefined, watchingSinceMs: 0 }, { ...pace, maxWaitMs: 2000 }), 500);
+    assert.equal(gatherWaitMs({ nowMs: 10_000, ready: 0, oldestAtMs: undefined, watchingSinceMs: 0 }, { ...pace, maxWaitMs: 100 }), 200);
+  });
+
+  it('wakes at the oldest payment\'s deadline when the batch cannot fill before it', function () {
+    // Two payments in 4.7 s: far from 100; the oldest is due 300 ms from now.
+    assert.equal(gatherWaitMs({ nowMs: 10_000, ready: 2, oldestAtMs: 5_300, watchingSinceMs: 0 }, pace), 300);
+  });
+
+  it('looks sooner when the rate seen so far could fill the batch first', function () {
+    // 90 payments in 900 ms: 10 more come in about 100 ms at that rate, so look at the poll interval.
+    assert.equal(gatherWaitMs({ nowMs: 10_000, ready: 90, oldestAtMs: 9_100, watchingSinceMs: 0 }, pace), 200);
+    // 20 in 1 s: 80 more take 4 s at that rate; half of that is 2 s, but the one-second look comes first.
+    assert.equal(gatherWaitMs({ nowMs: 10_000, ready: 20, oldestAtMs: 9_000, watchingSinceMs: 0 }, pace), 1000);
+  });
+
+  it('never sleeps past a due batch nor past the rate\'s fill time, and never below the poll interval', function () {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 10_000 }),
+        fc.integer({ min: 1, max: 500 }),
+        fc.integer({ min: 0, max: 20_000 }),
+        fc.integer({ min: 10, max: 60_000 }),
+        fc.integer({ min: 10, max: 1_000 }),
+        (ready, maxPayments, ageMs, maxWaitMs, pollMs) => {
+          const now = 100_000;
+          const oldest = ready > 0 ? now - ageMs : undefined;
+          const wait = gatherWaitMs({ nowMs: now, ready, oldestAtMs: oldest, watchingSinceMs: 0 }, { maxPayments, maxWaitMs, pollMs });
+          assert.ok(wait >= pollMs);
+          assert.ok(wait <= Math.max(pollMs, 1000));
+          if (oldest !== undefined) assert.ok(wait <= Math.max(pollMs, oldest + maxWaitMs - now));
+        },
+      ),
+    );
+  });
+});
