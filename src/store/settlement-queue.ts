@@ -195,7 +195,12 @@ let prunedAt = 0;
 async function pruneBoardMinutes(c: Collections, now: Date): Promise<void> {
   if (now.getTime() - prunedAt < PRUNE_EVERY_MS) return;
   prunedAt = now.getTime();
-  await c.shardStatus.deleteMany({ paymentIds: { $exists: true }, at: { $lt: new Date(now.getTime() - 3 * MINUTE_MS) } }).catch(() => undefined);
+  await sweepBoardMinutes(c, now).catch(() => undefined);
+}
+
+/** Deletes the minute documents (voids, refunds) older than the board's three minutes; what pruneBoardMinutes runs. */
+export async function sweepBoardMinutes(c: Collections, now: Date): Promise<number> {
+  return (await c.shardStatus.deleteMany({ paymentIds: { $exists: true }, at: { $lt: new Date(now.getTime() - 3 * MINUTE_MS) } })).deletedCount;
 }
 
 /** What the shards' board holds for API processes, as read at one instant (readSettlementBoard). */
