@@ -188,7 +188,8 @@ describe("borrower kill switch: revoking an agent or disconnecting its app ends 
 
     page.once('dialog', (d) => void d.accept());
     await page.click(`${row} button.disconnect-client`);
-    await page.waitForSelector('#status.ok', { timeout: 30_000 });
+    // The sign-in left "Signed in." showing as an ok status: wait for the disconnect's own answer (or an error).
+    await page.waitForSelector('#status.ok:has-text("App disconnected."), #status.error', { timeout: 30_000 });
     assert.equal(await page.textContent('#status'), 'App disconnected.');
     await page.locator('#clients li', { hasText: /^None\.$/ }).waitFor({ timeout: 30_000 });
 
