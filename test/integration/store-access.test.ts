@@ -245,6 +245,30 @@ describe('store access on the real store: lease locks and _id-only hot paths', f
         await col.drop().catch(() => undefined);
       }
     });
+    it("lets an insert through while an update command of many statements holds the write lock (a capture does not wait behind a batch end)", async function () {
+      const big = w.store.db.collection<{ _id: string; n: number }>(`slow_update_${randomUUID().slice(0, 8)}`);
+      const other = w.store.db.collection<{ _id: string }>(`quick_insert_${randomUUID().slice(0, 8)}`);
+      try {
+        await big.insertMany(Array.from({ length: 3000 }, (_, i) => ({ _id: `d-${i}`, n: i })));
+        await other.insertOne({ _id: 'warm' });
+        // Filters on a field FerretDB v1 has no index for: every statement reads the whole collection.
+        const statements = Array.from({ length: 40 }, (_, i) => ({ updateOne: { filter: { n: i * 7 }, update: { $set: { touched: true } } } }));
+        let updateDone = 0;
+        const update = big.bulkWrite(statements, { ordered: false }).then((r) => {
+          updateDone = performance.now();
+          return r;
+        });
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        await other.insertOne({ _id: 'during' });
+        const insertDone = performance.now();
+        assert.equal((await update).modifiedCount, 40);
+        assert.ok(updateDone > 0 && insertDone < updateDone, 'the insert waited for the whole update command');
+        assert.equal(await other.countDocuments({ _id: 'during' }), 1);
+      } finally {
+        await big.drop().catch(() => undefined);
+        await other.drop().catch(() => undefined);
+      }
+    });
   });
 
   describe('hot paths address documents by _id only', function () {

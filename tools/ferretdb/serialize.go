@@ -5,7 +5,7 @@ package main
 // and the second write silently undoes the first ($inc lost, $unset field back). MongoDB makes
 // every single-document write atomic, and the product's store relies on that (credit holds and
 // debt, rate-limit buckets). This front proxy restores it: commands that may write go to FerretDB
-// one at a time, across all client connections; reads pass concurrently.
+// one at a time, across all client connections; reads pass concurrently, and so do inserts (below).
 
 import (
 	"bytes"
@@ -33,6 +33,13 @@ var readOnly = map[string]bool{
 	"collStats": true, "dataSize": true, "getParameter": true, "getCmdLineOpts": true, "getLog": true,
 	"hostInfo": true, "whatsmyuri": true, "getFreeMonitoringStatus": true, "listCommands": true, "usersInfo": true,
 }
+
+// Writes that need no serializing. An insert only creates documents: it cannot undo a concurrent
+// write, and the backend's unique indexes (SQLite's, checked inside its own write transaction)
+// decide a race between two inserts of one key. Letting inserts pass keeps a capture, whose
+// writes are all inserts, from waiting behind a batch end's update command of many statements,
+// which holds the lock from its first statement to its last.
+var unserializedWrites = map[string]bool{"insert": true}
 
 // serveSerialized accepts clients on front and relays each to a fresh connection to the backend.
 func serveSerialized(front net.Listener, dialBackend func() (net.Conn, error)) error {
@@ -73,7 +80,7 @@ func relay(client, backend net.Conn, writes *sync.Mutex) error {
 
 func exchange(req []byte, client, backend net.Conn, writes *sync.Mutex) error {
 	var fix func([]byte) []byte
-	if mayWrite(req) {
+	if needsWriteLock(req) {
 		writes.Lock()
 		defer writes.Unlock()
 		forward, reply, fixReply, err := resolveByID(req, backend)
@@ -87,7 +94,7 @@ func exchange(req []byte, client, backend net.Conn, writes *sync.Mutex) error {
 		if forward != nil {
 			req, fix = forward, fixReply
 		}
-	} else {
+	} else if !mayWrite(req) {
 		reply, err := resolveFindByIDs(req, backend)
 		if err != nil {
 			return err
@@ -149,6 +156,12 @@ func msgFlags(msg []byte) uint32 {
 func mayWrite(msg []byte) bool {
 	name, ok := commandName(msg)
 	return !ok || !readOnly[name]
+}
+
+// needsWriteLock is mayWrite, less the writes that are safe unserialized.
+func needsWriteLock(msg []byte) bool {
+	name, ok := commandName(msg)
+	return !ok || (!readOnly[name] && !unserializedWrites[name])
 }
 
 // commandName is the first key of the OP_MSG body (section kind 0).
