@@ -7,9 +7,11 @@ import { claimSlot, refused, slotWindow, type RateDecision, type RatePolicy, typ
  * command. k follows the process's own pace on the bucket: 1 when idle, at the first request, or
  * when its requests come faster than the rate (then the bucket drains and claims go one by one, as
  * rate-limit.ts describes); otherwise as many as it expects within BLOCK_SPAN_MS, never above
- * MAX_BLOCK nor a quarter of the burst. The block's slots are spread at that pace: the i-th is the
- * slot current when the i-th next request is due (half a gap late, for jitter), so each is used
- * about when it passes and costs the bucket no longer than a slot claimed on arrival would.
+ * MAX_BLOCK nor a quarter of the burst. The block's slots sit together where the last of those
+ * requests is due: any of them serves whichever request comes first, and none passes before the
+ * block's requests came, however bursty their arrivals (merchants' are; slots spread at the mean
+ * pace were mostly found passed by a late request, or meant for later than an early one). A pause
+ * longer than BLOCK_SPAN_MS ends the pace: the first request after it claims one slot.
  *
  * Every admitted request holds a distinct slot of its own window, so the total admitted by all
  * processes never exceeds burst + one per interval. What a block costs others: slots a process
@@ -17,7 +19,9 @@ import { claimSlot, refused, slotWindow, type RateDecision, type RatePolicy, typ
  * busy process and bucket (fewer than MAX_BLOCK, a quarter of the burst, and what the rate refills
  * in BLOCK_SPAN_MS), each at most BLOCK_SPAN_MS plus one interval ahead of its claim unless it had
  * to skip slots known taken (never past the window). It only matters when the processes together
- * exceed the rate while each alone stays below it: then a 429 may come that many slots early.
+ * exceed the rate while each alone stays below it: then a 429 may come that many slots early. A
+ * slot used before its time also stays taken until it passes, so a bucket shared with such a
+ * process refills at most BLOCK_SPAN_MS later than it would have.
  */
 
 export const MAX_BLOCK = 10;
@@ -49,10 +53,14 @@ export const newBucketState = (): BucketState => ({ next: 0, known: new Set(), h
 /** Records a request's arrival; returns this process's pace on the bucket (undefined: none yet). */
 export function noteArrival(s: BucketState, nowMs: number): number | undefined {
   const sinceLast = s.lastArrivalMs === undefined ? undefined : Math.max(0, nowMs - s.lastArrivalMs);
-  if (sinceLast !== undefined) s.gapMs = s.gapMs === undefined ? sinceLast : (1 - GAP_WEIGHT) * s.gapMs + GAP_WEIGHT * sinceLast;
   s.lastArrivalMs = Math.max(s.lastArrivalMs ?? nowMs, nowMs);
-  // A pause longer than the smoothed gap counts at once: the first request after idling claims one slot.
-  return sinceLast === undefined ? undefined : Math.max(s.gapMs ?? 0, sinceLast);
+  if (sinceLast === undefined || sinceLast > BLOCK_SPAN_MS) {
+    // A pause is not part of the pace (averaged in, it kept blocks small long after): start again.
+    s.gapMs = undefined;
+    return undefined;
+  }
+  s.gapMs = s.gapMs === undefined ? sinceLast : (1 - GAP_WEIGHT) * s.gapMs + GAP_WEIGHT * sinceLast;
+  return s.gapMs;
 }
 
 /**
@@ -67,14 +75,16 @@ export function blockSize(policy: RatePolicy, gapMs: number | undefined): number
 }
 
 /**
- * Up to k slots for the next k requests due `gapMs` apart: the i-th at least the slot current at
- * now + (i + 1/2) gap, above the previous one, within the window, and not known to be taken.
+ * Up to k slots for the next k requests due `gapMs` apart: consecutive slots not known to be taken,
+ * the last of them about where the k-th request is due (at most BLOCK_SPAN_MS ahead), none past
+ * the window.
  */
 export function blockCandidates(window: SlotWindow, s: BucketState, nowMs: number, gapMs: number, k: number): number[] {
+  const dueMs = nowMs + Math.min(BLOCK_SPAN_MS, k * gapMs);
   const out: number[] = [];
-  let slot = Math.max(s.next, window.first);
-  for (let i = 0; i < k; i++) {
-    slot = Math.max(slot, Math.floor((nowMs + (i + 0.5) * gapMs) / window.intervalMs));
+  const dueSlot = Math.min(window.last, Math.floor(dueMs / window.intervalMs));
+  let slot = Math.max(s.next, window.first, dueSlot - (k - 1));
+  while (out.length < k) {
     while (slot <= window.last && s.known.has(slot)) slot++;
     if (slot > window.last) break;
     out.push(slot++);

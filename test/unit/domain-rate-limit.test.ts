@@ -118,6 +118,37 @@ describe('domain: rate-limit slots', function () {
     assert.equal(slots.tried, tried + 1, 'after a pause, one slot');
   });
 
+  it('a merchant sending in rounds with pauses between: the pause does not shrink the next round\'s blocks', async function () {
+    const unthrottled: RatePolicy = { perMinute: 1_000_000, burst: 100_000 };
+    const slots = new Slots();
+    const state = newBucketState();
+    let now = t0;
+    let requests = 0;
+    for (let round = 0; round < 4; round++) {
+      for (let i = 0; i < 15; i++, requests++) {
+        now += 1000 + (i % 3) * 20 - 20;
+        assert.equal((await consume(slots, state, now, unthrottled)).allowed, true);
+      }
+      now += 20_000;
+    }
+    // Averaged into the pace, a 20 s pause kept blocks at one slot for most of the next round (31 inserts).
+    assert.ok(slots.commands <= requests * 0.35, `${slots.commands} insert commands for ${requests} requests`);
+  });
+
+  it('bursty arrivals at a steady mean pace (Poisson, as merchants send) use most of each block', async function () {
+    const unthrottled: RatePolicy = { perMinute: 1_000_000, burst: 100_000 };
+    const slots = new Slots();
+    const state = newBucketState();
+    let seed = 7;
+    const uniform = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+    let now = t0;
+    for (let i = 0; i < 400; i++) {
+      now += -Math.log(1 - uniform()) * 500; // exponential gaps, 2 requests a second
+      assert.equal((await consume(slots, state, now, unthrottled)).allowed, true);
+    }
+    assert.ok(slots.commands <= 400 / 6, `${slots.commands} insert commands for 400 requests`);
+  });
+
   it('slots a process reserved and does not use are refused to others, at most MAX_BLOCK - 1 of them, until they pass', async function () {
     const p: RatePolicy = { perMinute: 600, burst: 60 };
     const step = 60_000 / p.perMinute;
