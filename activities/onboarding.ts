@@ -2,6 +2,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { stageIndex, type OnboardingStage } from '@credit-facilitator/wire/onboarding';
 import { refundDailySpend } from '../src/store/agent-spend.js';
 import { changeBorrower } from '../src/store/borrower-changes.js';
+import { changeBorrowerStanding } from '../src/store/borrower-standing.js';
 import { releaseHold } from '../src/store/borrowers.js';
 import type { BorrowerDoc } from '../src/store/documents.js';
 import type { Store } from '../src/store/mongo.js';
@@ -56,7 +57,8 @@ export function createOnboardingActivities(deps: OnboardingActivityDeps) {
       if ((await claimHandleRecord(c, input.handle, input.borrowerId, now)) === 'taken') {
         throw ApplicationFailure.nonRetryable('that handle belongs to another borrower', ONBOARDING_FAILURES.handleTaken);
       }
-      await changeBorrower(c, input.borrowerId, () => ({ result: undefined, change: { handle: input.handle, stage: 'ACTIVE', status: 'ACTIVE' } }));
+      // Copies ACTIVE onto the agents made during onboarding, so their captures do not read the borrower.
+      await changeBorrowerStanding(c, input.borrowerId, () => ({ result: undefined, change: { handle: input.handle, stage: 'ACTIVE', status: 'ACTIVE' } }));
     },
 
     /** RESERVED -> EXPIRED unless a capture consumed it first; then the hold and the daily charge go back. */

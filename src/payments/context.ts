@@ -1,10 +1,13 @@
-import type { AgentKeyRecord, VerificationContext } from '../domain/verification.js';
+import type { AgentKeyRecord, BorrowerRecord, VerificationContext } from '../domain/verification.js';
 import type { Voucher } from '@credit-facilitator/wire/voucher';
 import type { PaymentDeps } from './deps.js';
 import type { SpendIntentDoc } from '../store/documents.js';
+import type { KeyToVerify } from '../store/agent-key-copies.js';
+import { borrowerFromCopy } from '../store/borrower-standing-copies.js';
 import { findBorrower } from '../store/borrowers.js';
+import type { Collections } from '../store/collections.js';
 import { findMerchant } from '../store/merchants.js';
-import { listKeysToVerify } from '../store/operational-agents.js';
+import { findOperationalAgent, keysToVerify } from '../store/operational-agents.js';
 import { findSpendIntent, findSpendIntentWithFate } from '../store/spend-intents.js';
 import { intentView } from './intent-view.js';
 
@@ -20,8 +23,9 @@ export async function loadVerificationContext(deps: PaymentDeps, merchantId: str
 }
 
 /**
- * As loadVerificationContext, for a capture: three reads (the operational agent with its keys'
- * copy, the borrower, the spend intent). The intent's fate is not read: the capture's consume
+ * As loadVerificationContext, for a capture: two reads (the operational agent with its copies of
+ * its keys and of its borrower's standing, and the spend intent), and a third, of the borrower,
+ * only when the agent's copy does not say the borrower may spend. The intent's fate is not read: the capture's consume
  * insert decides it, and a refused one reads it then (capture.ts). `ownPaymentId` lets a resumed
  * capture recognise its own earlier claim of the voucher instead of calling it reused.
  */
@@ -36,12 +40,11 @@ async function loadContext(
   opts: { withFate: boolean; ownPaymentId?: string; knownPayoutAddress?: string | undefined },
 ): Promise<CaptureContext> {
   const c = deps.store.c;
-  // Every read is by _id: the agent carries a copy of its keys, and the spend intent's fate, not a
-  // search of payments, tells whether the voucher was used.
-  const [merchant, keys, borrower, intent] = await Promise.all([
+  // Every read is by _id: the agent carries a copy of its keys and of its borrower's standing, and
+  // the spend intent's fate, not a search of payments, tells whether the voucher was used.
+  const [merchant, { keys, borrower }, intent] = await Promise.all([
     opts.knownPayoutAddress !== undefined ? { payoutAddress: opts.knownPayoutAddress } : findMerchant(c, merchantId),
-    listKeysToVerify(c, voucher.operationalAgentId),
-    findBorrower(c, voucher.borrowerId),
+    agentAndBorrower(c, voucher),
     (opts.withFate ? findSpendIntentWithFate : findSpendIntent)(c, voucher.spendIntentId),
   ]);
   const agentKeys: AgentKeyRecord[] = keys.map((k) => ({
@@ -59,8 +62,23 @@ async function loadContext(
     asset: deps.settlement.asset.toLowerCase(),
     merchant: { merchantId, payoutAddress: (merchant?.payoutAddress ?? '').toLowerCase() },
     agentKeys,
-    borrower: borrower ? { borrowerId: borrower._id, status: borrower.suspended ? 'SUSPENDED' : borrower.status } : null,
+    borrower,
     ...intentView(intent, opts.ownPaymentId),
   };
   return { ctx, intent };
+}
+
+/**
+ * The voucher's agent keys and its borrower as the rules see them. The agent's standing copy
+ * stands in for the borrower only when it says the borrower may spend; anything else (no copy,
+ * onboarding, suspended) is read from the borrower, so a stale copy costs a read, never a refusal.
+ */
+async function agentAndBorrower(c: Collections, voucher: Voucher): Promise<{ keys: KeyToVerify[]; borrower: BorrowerRecord | null }> {
+  const agent = await findOperationalAgent(c, voucher.operationalAgentId);
+  const copied = agent && borrowerFromCopy(agent, voucher.borrowerId);
+  const [keys, borrower] = await Promise.all([
+    keysToVerify(c, agent),
+    copied ?? findBorrower(c, voucher.borrowerId).then((b) => (b ? { borrowerId: b._id, status: b.suspended ? 'SUSPENDED' : b.status } : null)),
+  ]);
+  return { keys, borrower };
 }

@@ -1,4 +1,5 @@
 import { changeBorrower, changeBorrowers, type BorrowerChange } from './borrower-changes.js';
+import { changeBorrowerStanding } from './borrower-standing.js';
 import { insertOnce } from './claim.js';
 import { isDuplicateKey } from './mongo.js';
 import type { Collections } from './collections.js';
@@ -129,9 +130,13 @@ export function closeHoldsOfBorrowers(c: Collections, holdsByBorrower: ReadonlyM
 
 export type SuspensionChange = 'changed' | 'unchanged' | 'not_found';
 
-/** Suspends (with a reason) or reinstates (null) a borrower, under its lease like every borrower write. */
+/**
+ * Suspends (with a reason) or reinstates (null) a borrower, under its lease like every borrower
+ * write, and copies the new standing onto its agents before returning, so the very next capture
+ * sees it (borrower-standing.ts). Running it again repeats the copy: it heals an interrupted run.
+ */
 export function setBorrowerSuspension(c: Collections, borrowerId: string, suspended: { at: Date; reason: string } | null): Promise<SuspensionChange> {
-  return changeBorrower<SuspensionChange>(c, borrowerId, (b) => {
+  return changeBorrowerStanding<SuspensionChange>(c, borrowerId, (b) => {
     if (!b) return { result: 'not_found' };
     if (!!b.suspended === !!suspended) return { result: 'unchanged' };
     return { result: 'changed', change: { suspended } };

@@ -79,6 +79,16 @@ export interface AgentKeyDoc {
 /** The verification fields of one agent key, as copied onto its operational agent. */
 export type AgentKeyCopy = Pick<AgentKeyDoc, 'publicKey' | 'status' | 'borrowerId' | 'createdAt'> & { keyId: string };
 
+/** What an operational agent keeps of its borrower's standing (the borrower document stays the truth). */
+export interface BorrowerStandingCopy {
+  /** BorrowerDoc.status ('ACTIVE' when it may spend). */
+  status: string;
+  /** Whether BorrowerDoc.suspended was set. */
+  suspended: boolean;
+  /** The borrower document's `fence` when it had this standing: a copy is only ever replaced by a later one. */
+  version: number;
+}
+
 /** One terminal (agent host install) acting for a borrower; register_borrower creates one per idempotency key. */
 export interface OperationalAgentDoc {
   _id: string;
@@ -93,6 +103,12 @@ export interface OperationalAgentDoc {
    * captures read the keys themselves.
    */
   keys?: AgentKeyCopy[];
+  /**
+   * A copy of its borrower's standing, so a capture that it says may spend does not read the
+   * borrower (borrower-standing-copies.ts). Every standing writer updates it before returning;
+   * absent on older documents (and until a new agent's first copy lands), whose captures read the borrower.
+   */
+  borrowerStanding?: BorrowerStandingCopy;
   /** Set when the borrower revoked the whole agent: its keys are revoked and it gets no new ones. */
   revokedAt?: Date;
   createdAt: Date;

@@ -5,6 +5,9 @@ import { withFencedDocument } from './fencing.js';
 import { insertOnce } from './claim.js';
 import { isDuplicateKey } from './mongo.js';
 import { allCopiesRevoked, copiedKeys, keyCopy, withKeyCopied, type KeyToVerify } from './agent-key-copies.js';
+import { agentLock } from './agent-lock.js';
+import { standingAfter } from './borrower-standing-copies.js';
+import { copyStandingToAgent } from './borrower-standing.js';
 
 /*
  * Who belongs to whom is kept as id lists on the parent (borrower -> operational agents -> agent
@@ -19,15 +22,22 @@ async function byIds<T>(ids: string[], find: (id: string) => Promise<T | null>):
   return (await Promise.all(ids.map(find))).filter((d): d is Awaited<T> => d !== null) as T[];
 }
 
-/** Inserts the operational agent once, then lists it on its borrower. Both steps are idempotent. */
+/**
+ * Inserts the operational agent once, then lists it on its borrower, then copies the standing that
+ * listing read onto it. Every step is idempotent. The agent is inserted without a standing copy, so
+ * until the copy lands its captures read the borrower (borrower-standing.ts says why this order).
+ */
 export async function ensureOperationalAgent(c: Collections, doc: OperationalAgentDoc): Promise<OperationalAgentDoc> {
-  const stored = await insertOnce(c.operationalAgents, { ...doc, agentKeyIds: doc.agentKeyIds ?? [], keys: doc.keys ?? [] });
+  const { borrowerStanding: _fromTheListing, ...fields } = doc;
+  const stored = await insertOnce(c.operationalAgents, { ...fields, agentKeyIds: doc.agentKeyIds ?? [], keys: doc.keys ?? [] });
   const legacy = await legacyAgentIds(c, doc.borrowerId);
-  await changeBorrower(c, doc.borrowerId, (b) => {
+  const standing = await changeBorrower(c, doc.borrowerId, (b) => {
     const ids = b?.operationalAgentIds ?? legacy;
     const listed = b?.operationalAgentIds !== undefined && ids.includes(doc._id);
-    return { result: undefined, ...(b && !listed ? { change: { operationalAgentIds: ids.includes(doc._id) ? ids : [...ids, doc._id] } } : {}) };
+    const change = b && !listed ? { operationalAgentIds: ids.includes(doc._id) ? ids : [...ids, doc._id] } : undefined;
+    return { result: b ? standingAfter(b, change) : null, ...(change ? { change } : {}) };
   });
+  if (standing) await copyStandingToAgent(c, doc._id, doc.borrowerId, standing);
   return stored;
 }
 
@@ -62,12 +72,11 @@ async function keyDocsOf(c: Collections, agent: OperationalAgentDoc): Promise<Ag
 }
 
 /**
- * What a capture checks of the operational agent's keys (revoked ones included; none for an
- * unknown agent): one read, of the agent and the copy it carries. An older agent document without
- * the copy has its keys read as listAgentKeys does.
+ * What a capture checks of an operational agent's keys (revoked ones included; none for an
+ * unknown agent), from the copy the agent document carries: no read. An older agent document
+ * without the copy has its keys read as listAgentKeys does.
  */
-export async function listKeysToVerify(c: Collections, operationalAgentId: string): Promise<KeyToVerify[]> {
-  const agent = await c.operationalAgents.findOne({ _id: operationalAgentId });
+export async function keysToVerify(c: Collections, agent: OperationalAgentDoc | null): Promise<KeyToVerify[]> {
   if (!agent) return [];
   const copied = copiedKeys(agent);
   if (copied) return copied.sort(byCreatedAt);
@@ -82,8 +91,6 @@ export async function listBorrowerAgentKeys(c: Collections, borrowerId: string):
 export function findAgentKey(c: Collections, keyId: string): Promise<AgentKeyDoc | null> {
   return c.agentKeys.findOne({ _id: keyId });
 }
-
-const agentLock = (operationalAgentId: string) => `operational-agent:${operationalAgentId}`;
 
 /** Inserts the key once (a retried activity finds it), then lists it, and its copy, on its operational agent. */
 export async function ensureAgentKey(c: Collections, doc: AgentKeyDoc): Promise<void> {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { rotateAgentKey } from '../../src/agents/agent-keys.js';
 import { ToolError } from '../../src/domain/tool-errors.js';
+import { changeBorrowerStanding } from '../../src/store/borrower-standing.js';
 import { encodeKey, generateAgentKeyPair, type Voucher } from '@credit-facilitator/wire/voucher';
 import { agentDeps, signAndSubmit } from '../helpers/onboarding.js';
 import {
@@ -106,8 +107,8 @@ describe('facilitator: verify gives each invalidReason', function () {
     await expectReason(verify(used.paymentPayload), 'voucher_already_used');
     const idle = await newBorrower(w);
     const v = await newVoucher(w, m, idle, '1000');
-    // No operator path suspends a borrower yet; flip the status the way such a path would.
-    await w.store.c.borrowers.updateOne({ _id: idle.borrowerId }, { $set: { status: 'SUSPENDED' } });
+    // A status other than ACTIVE, written the way every standing writer does: the borrower, then its agents' copies.
+    await changeBorrowerStanding(w.store.c, idle.borrowerId, () => ({ result: undefined, change: { status: 'SUSPENDED' } }));
     await expectReason(verify(v.paymentPayload), 'borrower_not_active');
   });
 
