@@ -9,7 +9,7 @@ import { cpuBetween, snapshot } from './cpu.js';
 import { planArrivals, runOpenLoop, type ArrivalKind, type CaptureRecord, type OpenLoopResult } from './open-loop.js';
 import { phaseProfile, type PhaseProfile } from './phases.js';
 import { productBatches } from './product-batches.js';
-import { counterDelta, scrapeCounter, total } from './prom.js';
+import { counterDelta, scrapeCounter, scrapeGaugesPerUrl, total } from './prom.js';
 import { mapPool, summarize } from './stats.js';
 import { paymentHistoryEvents, settlementEventsSince, settlementRunsNow } from './temporal-events.js';
 import { prepareVouchers, releaseUnused, type VoucherBatch, type VoucherSource } from './vouchers.js';
@@ -85,6 +85,12 @@ export interface LevelFigures {
   temporal: { paymentEvents: number; sampled: number; settlementEvents: number; settlementRuns: number; perPayment: number };
   storeCommands: Record<string, number> | null;
   storeCommandsPerPayment: number | null;
+  /**
+   * Event-loop delay over the level (window and drain) of each process behind metricsUrls, in their
+   * order (API, worker): prom-client's monitor resets at every scrape, and the one before the level
+   * is the store-command scrape.
+   */
+  eventLoopDelayMs: { p99: number | null; max: number | null }[];
   gas: { batches: number; payments: number; gasPerPayment: number; sizes: number[] };
   phases: PhaseProfile;
   releasedHolds: number;
@@ -114,6 +120,10 @@ function storeConfirmations(docs: Awaited<ReturnType<typeof storeDocs>>, accepte
   return out;
 }
 
+const msOf = (seconds: number | null | undefined) => (seconds === null || seconds === undefined || !Number.isFinite(seconds) ? null : seconds * 1000);
+
+const LAG_P99 = 'x402_process_nodejs_eventloop_lag_p99_seconds';
+const LAG_MAX = 'x402_process_nodejs_eventloop_lag_max_seconds';
 const STORE_COMMAND_LABELS = ['command', 'collection'] as const;
 
 export async function runLevel(s: LevelSettings, label: string, rate: number, seconds: number): Promise<LevelFigures> {
@@ -143,6 +153,8 @@ export async function runLevel(s: LevelSettings, label: string, rate: number, se
   const client = process.cpuUsage(clientBefore);
   cpu.set('bench client', (client.user + client.system) / 1e6);
   const toBlock = await w.publicClient.getBlockNumber();
+  // Read before the store-command scrape below, which would reset the event-loop monitors.
+  const lags = await scrapeGaugesPerUrl(s.metricsUrls, [LAG_P99, LAG_MAX]);
   const metricsAfter = await scrapeCounter(s.metricsUrls, 'x402_store_commands_total', STORE_COMMAND_LABELS);
   const records = run.records;
   const accepted = records.filter((r) => r.outcome === 'accepted');
@@ -237,6 +249,7 @@ export async function runLevel(s: LevelSettings, label: string, rate: number, se
     },
     storeCommands: commands ? Object.fromEntries(commands) : null,
     storeCommandsPerPayment: commands ? per(total(commands), settled) : null,
+    eventLoopDelayMs: lags.map((l) => ({ p99: msOf(l.get(LAG_P99)), max: msOf(l.get(LAG_MAX)) })),
     gas: { batches: batches.batches, payments: batches.payments, gasPerPayment: batches.gasPerPayment, sizes: batches.sizes },
     phases: phaseProfile(accepted.map((r) => r.serverTiming ?? {})),
     releasedHolds: released.released,

@@ -36,3 +36,24 @@ export function counterDelta(before: CounterSample | null, after: CounterSample 
 }
 
 export const total = (s: CounterSample) => [...s.values()].reduce((a, b) => a + b, 0);
+
+/** Gauges' values at each url, in url order, from one fetch per url (a scrape may reset what it reports). */
+export async function scrapeGaugesPerUrl(urls: readonly string[], names: readonly string[]): Promise<Map<string, number>[]> {
+  return Promise.all(
+    urls.map(async (url) => {
+      const out = new Map<string, number>();
+      try {
+        const res = await fetch(url, { signal: AbortSignal.timeout(5000) });
+        if (!res.ok) return out;
+        const text = await res.text();
+        for (const name of names) {
+          const m = new RegExp(`^${name}(?:\\{[^}]*\\})?\\s+([0-9.eE+-]+|NaN)`, 'm').exec(text);
+          if (m) out.set(name, Number(m[1]));
+        }
+      } catch {
+        // an unreachable endpoint reports nothing
+      }
+      return out;
+    }),
+  );
+}

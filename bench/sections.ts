@@ -48,6 +48,7 @@ function levelGrid(levels: readonly LevelFigures[]): Grid {
       row('capture -> CONFIRMED (poll) p50 / p99 s', (l) => `${num(l.confirmS.p50, 2)} / ${num(l.confirmS.p99, 2)}`),
       row('capture -> confirmedAt (store) p50 / p99 s', (l) => `${num(l.storeConfirmS.p50, 2)} / ${num(l.storeConfirmS.p99, 2)}`),
       row('poll p50 / p99 ms', (l) => `${num(l.pollMs.p50)} / ${num(l.pollMs.p99)}`),
+      row('event-loop delay p99 / max ms: API, worker', (l) => (l.eventLoopDelayMs ?? []).map((d) => `${d.p99 === null ? 'n/a' : num(d.p99)} / ${d.max === null ? 'n/a' : num(d.max, 0)}`).join(', ') || 'n/a'),
       row('polls (non-200)', (l) => `${l.polls} (${Object.values(l.pollFailures).reduce((a, b) => a + b, 0)})`),
       row('backlog at end: level / whole store', (l) => `${l.backlog} / ${l.storeBacklog}`),
       row('store backlog by status', (l) => Object.entries(l.storeBacklogByStatus).map(([k, n]) => `${k} ${n}`).join(', ') || '-'),
