@@ -9,7 +9,7 @@ import { cpuBetween, snapshot } from './cpu.js';
 import { planArrivals, runOpenLoop, type ArrivalKind, type CaptureRecord, type OpenLoopResult } from './open-loop.js';
 import { phaseProfile, type PhaseProfile } from './phases.js';
 import { productBatches } from './product-batches.js';
-import { counterDelta, scrapeCounter, scrapeGaugesPerUrl, total } from './prom.js';
+import { counterDelta, scrapeCounter, scrapeGaugesPerUrl, total, type CounterSample } from './prom.js';
 import { mapPool, summarize } from './stats.js';
 import { paymentHistoryEvents, settlementEventsSince, settlementRunsNow } from './temporal-events.js';
 import { prepareVouchers, releaseUnused, type VoucherBatch, type VoucherSource } from './vouchers.js';
@@ -91,6 +91,8 @@ export interface LevelFigures {
    * is the store-command scrape.
    */
   eventLoopDelayMs: { p99: number | null; max: number | null }[];
+  /** Garbage collection over the level (window and drain), per process as eventLoopDelayMs: pauses and their total by kind (minor, major, ...). */
+  gc: Record<string, { count: number; totalMs: number }>[];
   gas: { batches: number; payments: number; gasPerPayment: number; sizes: number[] };
   phases: PhaseProfile;
   releasedHolds: number;
@@ -124,6 +126,22 @@ const msOf = (seconds: number | null | undefined) => (seconds === null || second
 
 const LAG_P99 = 'x402_process_nodejs_eventloop_lag_p99_seconds';
 const LAG_MAX = 'x402_process_nodejs_eventloop_lag_max_seconds';
+const GC_SECONDS = 'x402_process_nodejs_gc_duration_seconds';
+
+type GcSample = { sum: CounterSample | null; count: CounterSample | null };
+
+/** Each process's GC time and pauses so far, by kind (prom-client's histogram, which no scrape resets). */
+function gcPerUrl(urls: readonly string[]): Promise<GcSample[]> {
+  return Promise.all(urls.map(async (url) => ({ sum: await scrapeCounter([url], `${GC_SECONDS}_sum`, 'kind'), count: await scrapeCounter([url], `${GC_SECONDS}_count`, 'kind') })));
+}
+
+function gcBetween(before: GcSample | undefined, after: GcSample): Record<string, { count: number; totalMs: number }> {
+  const sum = counterDelta(before?.sum ?? null, after.sum);
+  const count = counterDelta(before?.count ?? null, after.count);
+  if (!sum || !count) return {};
+  return Object.fromEntries([...sum].map(([kind, seconds]) => [kind, { count: count.get(kind) ?? 0, totalMs: seconds * 1000 }]));
+}
+
 const STORE_COMMAND_LABELS = ['command', 'collection'] as const;
 
 export async function runLevel(s: LevelSettings, label: string, rate: number, seconds: number): Promise<LevelFigures> {
@@ -132,6 +150,7 @@ export async function runLevel(s: LevelSettings, label: string, rate: number, se
   const batch = await prepareVouchers(s.vouchers, arrivals.length);
 
   const metricsBefore = await scrapeCounter(s.metricsUrls, 'x402_store_commands_total', STORE_COMMAND_LABELS);
+  const gcBefore = await gcPerUrl(s.metricsUrls);
   const runsBefore = await settlementRunsNow(w.temporal).catch(() => null);
   const fromBlock = await w.publicClient.getBlockNumber();
   const since = new Date();
@@ -155,6 +174,7 @@ export async function runLevel(s: LevelSettings, label: string, rate: number, se
   const toBlock = await w.publicClient.getBlockNumber();
   // Read before the store-command scrape below, which would reset the event-loop monitors.
   const lags = await scrapeGaugesPerUrl(s.metricsUrls, [LAG_P99, LAG_MAX]);
+  const gcAfter = await gcPerUrl(s.metricsUrls);
   const metricsAfter = await scrapeCounter(s.metricsUrls, 'x402_store_commands_total', STORE_COMMAND_LABELS);
   const records = run.records;
   const accepted = records.filter((r) => r.outcome === 'accepted');
@@ -250,6 +270,7 @@ export async function runLevel(s: LevelSettings, label: string, rate: number, se
     storeCommands: commands ? Object.fromEntries(commands) : null,
     storeCommandsPerPayment: commands ? per(total(commands), settled) : null,
     eventLoopDelayMs: lags.map((l) => ({ p99: msOf(l.get(LAG_P99)), max: msOf(l.get(LAG_MAX)) })),
+    gc: gcAfter.map((after, i) => gcBetween(gcBefore[i], after)),
     gas: { batches: batches.batches, payments: batches.payments, gasPerPayment: batches.gasPerPayment, sizes: batches.sizes },
     phases: phaseProfile(accepted.map((r) => r.serverTiming ?? {})),
     releasedHolds: released.released,
