@@ -24,8 +24,8 @@ import { claimSlot, refused, slotWindow, type RateDecision, type RatePolicy, typ
  * process refills at most BLOCK_SPAN_MS later than it would have.
  */
 
-export const MAX_BLOCK = 10;
-export const BLOCK_SPAN_MS = 5_000;
+export const MAX_BLOCK = 20;
+export const BLOCK_SPAN_MS = 10_000;
 /** Blocks tried before claiming slot by slot from the front. */
 export const BLOCK_TRIES = 2;
 const GAP_WEIGHT = 0.2;
