@@ -6,6 +6,7 @@ import { announceRefund, readSettlementBoard, sweepBoardMinutes } from '../../sr
 import { metricSum, scrapeApiMetrics } from '../helpers/metrics.js';
 import { refund, signedRefund } from '../helpers/refunds.js';
 import { recordStoreCommands } from '../helpers/store-commands.js';
+import { anvilControl } from '../support/anvil-control.js';
 import { call, capture, newBorrower, newMerchant, newVoucher, UNTHROTTLED, type TestBorrower, type TestMerchant, type World, world } from '../helpers/world.js';
 
 /** The board's read interval in the API (BOARD_TTL_MS in src/payments/status-cache.ts), plus slack for the poll itself. */
@@ -71,6 +72,46 @@ describe('merchant: what status polls cost the store', function () {
     }
     throw new Error(`payment ${paymentId} did not reach CONFIRMED`);
   }
+
+  it("an unfinished batch's record is read a few times per batch however long its payments are polled, not every 250 ms", async function () {
+    const chain = anvilControl(w.env.RPC_URL as string);
+    const before = await storeCommands(w, 'find', 'settlement_batches');
+    await chain.automine(false); // the batches stay SUBMITTED until the test mines
+    const batches = new Set<string>();
+    let polls = 0;
+    try {
+      const payments = await Promise.all(Array.from({ length: 6 }, () => capturedPayment()));
+      const submittedAt = new Map<string, number>();
+      const deadline = Date.now() + 60_000;
+      // Every payment polled ten times a second until each has been SUBMITTED for three seconds.
+      while (submittedAt.size < payments.length || Date.now() - Math.max(...submittedAt.values()) < 3_000) {
+        assert.ok(Date.now() < deadline, `not all submitted: ${submittedAt.size} of ${payments.length}`);
+        const answers = await Promise.all(payments.map((p) => poll(p)));
+        polls += answers.length;
+        answers.forEach((res, i) => {
+          assert.equal(res.status, 200, JSON.stringify(res.json));
+          assert.ok(['QUEUED', 'SUBMITTED'].includes(res.json.status as string), JSON.stringify(res.json));
+          if (res.json.status === 'SUBMITTED') {
+            batches.add(res.json.batchId as string);
+            if (!submittedAt.has(payments[i]!)) submittedAt.set(payments[i]!, Date.now());
+          }
+        });
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      await chain.mine(1);
+      await chain.automine(true);
+      for (const p of payments) {
+        const { last } = await pollToConfirmed(p);
+        assert.ok(batches.has(last.batchId as string), JSON.stringify(last));
+      }
+    } finally {
+      await chain.automine(true);
+    }
+    const reads = (await storeCommands(w, 'find', 'settlement_batches')) - before;
+    console.log(`      settlement_batches reads: ${reads} for ${batches.size} batch(es) over ${polls} polls`);
+    // First seen (SUBMITTED) and confirmed: two reads a batch, shared by batches announced together; one spare.
+    assert.ok(reads <= 3 * batches.size, `${reads} reads of ${batches.size} batch(es)`);
+  });
 
   it('the shards board is read in one command', async function () {
     const seen = await recordStoreCommands(w, (c) => readSettlementBoard(c, 4, new Date()));

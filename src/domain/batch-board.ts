@@ -1,0 +1,62 @@
+/**
+ * A shard's board of its latest batches (the `batches-<shard>` document): their ids, newest last,
+ * and beside them a version per batch that changes at every write of the batch's record (written
+ * after the record), so a reader that read a record at version v need not read it again until the
+ * board shows another version.
+ */
+export interface BatchBoard {
+  batchIds: string[];
+  /** Batch id to the version of its latest record write; only ids in batchIds. */
+  versions: Record<string, string>;
+}
+
+export const ANNOUNCED_BATCHES = 32;
+
+/** A shard's latest batches with batchId added last (moved there if it was already in). */
+export function withBatchAnnounced(batchIds: readonly string[], batchId: string, keep = ANNOUNCED_BATCHES): string[] {
+  return [...batchIds.filter((id) => id !== batchId), batchId].slice(-keep);
+}
+
+/** The board after a write of batchId's record: the batch listed last at `version`; versions of ids no longer listed dropped. */
+export function boardWithBatch(board: BatchBoard, batchId: string, version: string, keep = ANNOUNCED_BATCHES): BatchBoard {
+  const batchIds = withBatchAnnounced(board.batchIds, batchId, keep);
+  const versions: Record<string, string> = {};
+  for (const id of batchIds) {
+    const v = id === batchId ? version : board.versions[id];
+    if (v !== undefined) versions[id] = v;
+  }
+  return { batchIds, versions };
+}
+
+/** What a reader keeps of a batch: whether its record is finished, and the board version it was read at (none: read without one). */
+export interface KeptBatch {
+  finished: boolean;
+  version?: string;
+  /** When it was read (the reader's clock). */
+  atMs: number;
+}
+
+/**
+ * The listed batches a reader reads again on taking in a board: those it does not hold, and those
+ * unfinished whose board version is not the one it read them at. A finished batch never changes;
+ * one the board gives no version (written by a worker older than versions) is left to ttlMs.
+ */
+export function batchesToRead(batchIds: readonly string[], versions: ReadonlyMap<string, string>, kept: (id: string) => KeptBatch | undefined): string[] {
+  return batchIds.filter((id) => {
+    const k = kept(id);
+    if (!k) return true;
+    if (k.finished) return false;
+    const v = versions.get(id);
+    return v !== undefined && v !== k.version;
+  });
+}
+
+/**
+ * Whether a reader may answer from its copy of a batch: finished, read at the version the board
+ * shows now, or read less than ttlMs ago (a batch the board gives no version).
+ */
+export function keptBatchIsCurrent(k: KeptBatch, boardVersion: string | undefined, nowMs: number, ttlMs: number): boolean {
+  if (k.finished) return true;
+  if (boardVersion !== undefined && k.version === boardVersion) return true;
+  return nowMs - k.atMs < ttlMs;
+}
