@@ -12,6 +12,16 @@ export interface BatchBoard {
 
 export const ANNOUNCED_BATCHES = 32;
 
+/**
+ * A board document's batches and their versions. The versions count only if they were written
+ * with the document's current revision: a worker older than versions rewrites the list and the
+ * revision but leaves them, and the batches it then records would otherwise look unchanged.
+ */
+export function batchBoardOf(doc: { batchIds?: string[]; versions?: Record<string, string>; versionsRev?: string; rev?: string } | null | undefined): BatchBoard {
+  const versioned = doc?.versions !== undefined && doc.versionsRev === doc.rev;
+  return { batchIds: doc?.batchIds ?? [], versions: versioned ? { ...doc.versions } : {} };
+}
+
 /** A shard's latest batches with batchId added last (moved there if it was already in). */
 export function withBatchAnnounced(batchIds: readonly string[], batchId: string, keep = ANNOUNCED_BATCHES): string[] {
   return [...batchIds.filter((id) => id !== batchId), batchId].slice(-keep);

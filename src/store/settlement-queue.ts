@@ -1,12 +1,12 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { MongoBulkWriteError, type Db } from 'mongodb';
 import { SETTLEMENT_QUEUE_PREFIX, type Collections } from './collections.js';
-import type { BatchDoc, PaymentDoc, SettlementClaimDoc, SettlementQueueDoc, ShardStatusDoc } from './documents.js';
+import type { BatchDoc, PaymentDoc, SettlementClaimDoc, SettlementQueueDoc } from './documents.js';
 import { insertOnce } from './claim.js';
 import { findByIds } from './find-by-ids.js';
 import { isDuplicateKey } from './mongo.js';
 import { minuteKey } from '../domain/payment-ledger.js';
-import { boardWithBatch, type BatchBoard } from '../domain/batch-board.js';
+import { batchBoardOf, boardWithBatch, type BatchBoard } from '../domain/batch-board.js';
 
 /** The shard a payment settles in: a stable hash of its id, so every API process agrees. */
 export function shardOf(paymentId: string, shards: number): number {
@@ -142,16 +142,6 @@ export type AnnouncedBoards = Map<number, BatchBoard & { rev: string }>;
 const ANNOUNCE_ATTEMPTS = 5;
 
 /**
- * A board document's batches and their versions. The versions count only if they were written
- * with the document's current revision: a worker older than versions rewrites the list and the
- * revision but leaves them, and the batches it then records would otherwise look unchanged.
- */
-function batchBoardOf(doc: ShardStatusDoc | null): BatchBoard {
-  const versioned = doc?.versions !== undefined && doc.versionsRev === doc.rev;
-  return { batchIds: doc?.batchIds ?? [], versions: versioned ? { ...doc.versions } : {} };
-}
-
-/**
  * Lists a batch on its shard's board and gives it a new version there: called when the batch is
  * broadcast and after every later write of its record (record first, then this), so a reader that
  * sees a version reads a record at least that new (see status-cache.ts). The shard's own writer,
@@ -267,7 +257,7 @@ export async function readSettlementBoard(c: Collections, shards: number, now: D
   const batchIds: string[] = [];
   const batchVersions = new Map<string, string>();
   for (let i = 0; i < shards; i++) {
-    const board = batchBoardOf(byId.get(`batches-${i}`) ?? null);
+    const board = batchBoardOf(byId.get(`batches-${i}`));
     batchIds.push(...board.batchIds);
     for (const [id, v] of Object.entries(board.versions)) batchVersions.set(id, v);
     const report = byId.get(`shard-${i}`);

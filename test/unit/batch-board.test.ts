@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { batchesToRead, boardWithBatch, keptBatchIsCurrent, type KeptBatch } from '../../src/domain/batch-board.js';
+import { batchBoardOf, batchesToRead, boardWithBatch, keptBatchIsCurrent, type KeptBatch } from '../../src/domain/batch-board.js';
 
 describe("a shard's board of batches: versions beside the list", function () {
   it('a write lists the batch last at its new version and keeps the others', function () {
@@ -21,6 +21,19 @@ describe("a shard's board of batches: versions beside the list", function () {
     const board = boardWithBatch({ batchIds: ['old', 'a'], versions: { a: 'r1' } }, 'b', 'r2');
     assert.deepEqual(board, { batchIds: ['old', 'a', 'b'], versions: { a: 'r1', b: 'r2' } });
     assert.equal('old' in board.versions, false);
+  });
+});
+
+describe('the versions a board document holds', function () {
+  it('count when written with its current revision', function () {
+    assert.deepEqual(batchBoardOf({ batchIds: ['a'], versions: { a: 'r1' }, versionsRev: 'r1', rev: 'r1' }), { batchIds: ['a'], versions: { a: 'r1' } });
+  });
+  it('count for nothing once a worker older than versions rewrote the list (a new revision, the versions left)', function () {
+    assert.deepEqual(batchBoardOf({ batchIds: ['a', 'b'], versions: { a: 'r1' }, versionsRev: 'r1', rev: 'r2' }), { batchIds: ['a', 'b'], versions: {} });
+    assert.deepEqual(batchBoardOf({ batchIds: ['a'], rev: 'r1' }), { batchIds: ['a'], versions: {} });
+  });
+  it('an absent board lists nothing', function () {
+    assert.deepEqual(batchBoardOf(null), { batchIds: [], versions: {} });
   });
 });
 
