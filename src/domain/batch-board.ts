@@ -61,12 +61,21 @@ export function batchesToRead(batchIds: readonly string[], versions: ReadonlyMap
   });
 }
 
+/** How long a reader may trust an unfinished batch's copy: ttlMs in any case, recheckMs at the version the board shows. */
+export interface BatchTrust {
+  ttlMs: number;
+  recheckMs: number;
+}
+
 /**
- * Whether a reader may answer from its copy of a batch: finished, read at the version the board
- * shows now, or read less than ttlMs ago (a batch the board gives no version).
+ * Whether a reader may answer from its copy of a batch: finished; read less than ttlMs ago; or
+ * read at the version the board shows now, less than recheckMs ago. The recheck bounds how late a
+ * record written by a worker older than versions (which leaves the board alone) shows while both
+ * releases run.
  */
-export function keptBatchIsCurrent(k: KeptBatch, boardVersion: string | undefined, nowMs: number, ttlMs: number): boolean {
+export function keptBatchIsCurrent(k: KeptBatch, boardVersion: string | undefined, nowMs: number, trust: BatchTrust): boolean {
   if (k.finished) return true;
-  if (boardVersion !== undefined && k.version === boardVersion) return true;
-  return nowMs - k.atMs < ttlMs;
+  const age = nowMs - k.atMs;
+  if (age < trust.ttlMs) return true;
+  return boardVersion !== undefined && k.version === boardVersion && age < trust.recheckMs;
 }

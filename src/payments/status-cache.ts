@@ -6,6 +6,9 @@ import { Lru } from '@credit-facilitator/wire/lru';
 import { batchesToRead, keptBatchIsCurrent, type KeptBatch } from '../domain/batch-board.js';
 
 const BATCH_TTL_MS = 250;
+/** An unfinished batch the board versions is read again after this even at the same version (see keptBatchIsCurrent). */
+const BATCH_RECHECK_MS = 5_000;
+const BATCH_TRUST = { ttlMs: BATCH_TTL_MS, recheckMs: BATCH_RECHECK_MS };
 const BOARD_TTL_MS = 250;
 const CLAIM_RECHECK_MS = 5_000;
 
@@ -38,11 +41,13 @@ const CLOCK_SKEW_MS = 5_000;
  * change once seen (a payment's capture fields, that it was accepted, the batch it rides in, a
  * finished batch), and the shards' board (read at most every BOARD_TTL_MS in one command shared
  * with capture admission: the announced batches with each one's record version, the recent voids
- * and refunds). An unfinished batch's record is read when it is first announced and again only
- * when the board shows it at a new version (all such batches of one board in one read), whatever
- * the number of polls; a batch the board gives no version (a worker older than versions) is read
- * again after BATCH_TTL_MS. A poll lags its batch's recorded state, a void or a refund made by
- * another API process by at most BOARD_TTL_MS (plus the board write's and read's round trips).
+ * and refunds). An unfinished batch's record is read when it is first announced and again when
+ * the board shows it at a new version (all such batches of one board in one read) or every
+ * BATCH_RECHECK_MS, whatever the number of polls; a batch the board gives no version is read again
+ * after BATCH_TTL_MS. A poll lags its batch's recorded state, a void or a refund made by another
+ * API process by at most BOARD_TTL_MS (plus the board write's and read's round trips). While
+ * workers of the release before versions still run, one of them may write a batch's record (a
+ * confirmation, an end) without a new version: a poll then shows it up to BATCH_RECHECK_MS late.
  */
 export class PaymentStatusCache {
   readonly payments: Lru<PaymentDoc>;
@@ -123,18 +128,18 @@ export class PaymentStatusCache {
 
   /**
    * A batch's record as polls may answer it: a finished one as kept; an unfinished one as kept if
-   * read less than BATCH_TTL_MS ago or at the version the board (at most BOARD_TTL_MS old) shows,
-   * else read again (a batch the board gives no version: every BATCH_TTL_MS). A batch not kept
-   * here is read at once.
+   * read less than BATCH_TTL_MS ago, or at the version the board (at most BOARD_TTL_MS old) shows
+   * less than BATCH_RECHECK_MS ago, else read again (a batch the board gives no version: every
+   * BATCH_TTL_MS). A batch not kept here is read at once.
    */
   async batch(c: Collections, shards: number, batchId: string, nowMs: number): Promise<BatchDoc | null> {
     const hit = this.batches.get(batchId);
-    if (hit && keptBatchIsCurrent(hit, undefined, nowMs, BATCH_TTL_MS)) return hit.doc;
+    if (hit && keptBatchIsCurrent(hit, undefined, nowMs, BATCH_TRUST)) return hit.doc;
     let version: string | undefined;
     if (hit) {
       version = (await this.freshBoard(c, shards, nowMs)).batchVersions.get(batchId);
       const kept = this.batches.get(batchId); // taking the board in may have read it again
-      if (kept && keptBatchIsCurrent(kept, version, nowMs, BATCH_TTL_MS)) return kept.doc;
+      if (kept && keptBatchIsCurrent(kept, version, nowMs, BATCH_TRUST)) return kept.doc;
     }
     const doc = await findBatch(c, batchId);
     if (doc) this.keep(doc, nowMs, version);
