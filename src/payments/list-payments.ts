@@ -120,7 +120,7 @@ async function receiptOfLine(deps: StatusDeps, merchantId: string, l: LedgerLine
   if (l.voidedAt) r.voidedAt = l.voidedAt;
   if (!l.batchId) return r;
   const cache = deps.statusCache;
-  const batch = cache ? await cache.batch(deps.store.c, l.batchId, deps.nowMs()) : await findBatch(deps.store.c, l.batchId);
+  const batch = cache ? await cache.batch(deps.store.c, deps.env.SETTLEMENT_SHARDS, l.batchId, deps.nowMs()) : await findBatch(deps.store.c, l.batchId);
   if (!batch) return { ...r, batchId: l.batchId };
   const state = paymentStateInBatch(batch);
   return { ...toReceiptFields(r, state), status: l.status };

@@ -3,8 +3,12 @@ import type { BatchDoc, PaymentDoc } from '../store/documents.js';
 import { findBatch, findBatches } from '../store/settlement-queue.js';
 import { SettlementBoardReader, type BoardSnapshot, type BoardSource } from './settlement-board.js';
 import { Lru } from '@credit-facilitator/wire/lru';
+import { batchesToRead, keptBatchIsCurrent, type KeptBatch } from '../domain/batch-board.js';
 
 const BATCH_TTL_MS = 250;
+/** An unfinished batch the board versions is read again after this even at the same version (see keptBatchIsCurrent). */
+const BATCH_RECHECK_MS = 5_000;
+const BATCH_TRUST = { ttlMs: BATCH_TTL_MS, recheckMs: BATCH_RECHECK_MS };
 const BOARD_TTL_MS = 250;
 const CLAIM_RECHECK_MS = 5_000;
 
@@ -35,17 +39,21 @@ const CLOCK_SKEW_MS = 5_000;
  * What status polls remember between polls in one API process, so a poll costs about one store
  * read (the merchant's credential) whatever the number of pending payments: facts that never
  * change once seen (a payment's capture fields, that it was accepted, the batch it rides in, a
- * finished batch), an unfinished batch's state for BATCH_TTL_MS, and the shards' board (read at
- * most every BOARD_TTL_MS in one command shared with capture admission: the announced batches,
- * each new one fetched once with its payment ids, the recent voids and refunds). A poll lags its
- * batch's recorded state, a void or a refund made by another API process by at most those TTLs
- * (plus the board read's own round trip).
+ * finished batch), and the shards' board (read at most every BOARD_TTL_MS in one command shared
+ * with capture admission: the announced batches with each one's record version, the recent voids
+ * and refunds). An unfinished batch's record is read when it is first announced and again when
+ * the board shows it at a new version (all such batches of one board in one read) or every
+ * BATCH_RECHECK_MS, whatever the number of polls; a batch the board gives no version is read again
+ * after BATCH_TTL_MS. A poll lags its batch's recorded state, a void or a refund made by another
+ * API process by at most BOARD_TTL_MS (plus the board write's and read's round trips). While
+ * workers of the release before versions still run, one of them may write a batch's record (a
+ * confirmation, an end) without a new version: a poll then shows it up to BATCH_RECHECK_MS late.
  */
 export class PaymentStatusCache {
   readonly payments: Lru<PaymentDoc>;
   readonly accepted: Lru<true>;
   private readonly batchOfPayment: Lru<string>;
-  private readonly batches: Lru<{ doc: BatchDoc; at: number }>;
+  private readonly batches: Lru<KeptBatch & { doc: BatchDoc }>;
   private readonly voided: Lru<true>;
   private readonly refunded: Lru<true>;
   private readonly claimLookedUpAt: Lru<number>;
@@ -118,11 +126,23 @@ export class PaymentStatusCache {
     return this.batchOfPayment.get(paymentId);
   }
 
-  async batch(c: Collections, batchId: string, nowMs: number): Promise<BatchDoc | null> {
+  /**
+   * A batch's record as polls may answer it: a finished one as kept; an unfinished one as kept if
+   * read less than BATCH_TTL_MS ago, or at the version the board (at most BOARD_TTL_MS old) shows
+   * less than BATCH_RECHECK_MS ago, else read again (a batch the board gives no version: every
+   * BATCH_TTL_MS). A batch not kept here is read at once.
+   */
+  async batch(c: Collections, shards: number, batchId: string, nowMs: number): Promise<BatchDoc | null> {
     const hit = this.batches.get(batchId);
-    if (hit && (finished(hit.doc) || nowMs - hit.at < BATCH_TTL_MS)) return hit.doc;
+    if (hit && keptBatchIsCurrent(hit, undefined, nowMs, BATCH_TRUST)) return hit.doc;
+    let version: string | undefined;
+    if (hit) {
+      version = (await this.freshBoard(c, shards, nowMs)).batchVersions.get(batchId);
+      const kept = this.batches.get(batchId); // taking the board in may have read it again
+      if (kept && keptBatchIsCurrent(kept, version, nowMs, BATCH_TRUST)) return kept.doc;
+    }
     const doc = await findBatch(c, batchId);
-    if (doc) this.keep(doc, nowMs);
+    if (doc) this.keep(doc, nowMs, version);
     return doc;
   }
 
@@ -141,14 +161,16 @@ export class PaymentStatusCache {
     return board;
   }
 
+  /** Takes a board in: its voids, and in one read every listed batch new here or at a new version. */
   private async absorb(c: Collections, board: BoardSnapshot): Promise<void> {
     for (const id of board.voids) this.voided.set(id, true);
-    const fresh = board.batchIds.filter((id) => !this.batches.get(id));
-    for (const doc of await findBatches(c, fresh)) this.keep(doc, board.readAtMs);
+    const stale = batchesToRead(board.batchIds, board.batchVersions, (id) => this.batches.get(id));
+    // The board was read before the records: each is at least as new as the version it is kept with.
+    for (const doc of await findBatches(c, stale)) this.keep(doc, board.readAtMs, board.batchVersions.get(doc._id));
   }
 
-  private keep(doc: BatchDoc, nowMs: number): void {
-    this.batches.set(doc._id, { doc, at: nowMs });
+  private keep(doc: BatchDoc, nowMs: number, version: string | undefined): void {
+    this.batches.set(doc._id, { doc, finished: finished(doc), atMs: nowMs, ...(version === undefined ? {} : { version }) });
     for (const id of doc.paymentIds ?? []) this.batchOfPayment.set(id, doc._id);
   }
 }

@@ -90,6 +90,6 @@ async function receiptFromBatch(deps: StatusDeps, cache: PaymentStatusCache, doc
     }
     return toReceipt(doc);
   }
-  const batch = await cache.batch(c, batchId, now);
+  const batch = await cache.batch(c, deps.env.SETTLEMENT_SHARDS, batchId, now);
   return batch ? toReceipt(doc, paymentStateInBatch(batch)) : toReceipt(doc);
 }

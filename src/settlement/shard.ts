@@ -169,6 +169,7 @@ export function createShardSettlement(deps: ShardDeps) {
       } else {
         await recordBatch(c, { ...base, status: 'RETRYING' });
       }
+      await announceBatch(c, ref.shard, ref.batchId, boards); // the record's new version, for polls
       return r;
     },
 
@@ -190,6 +191,8 @@ export function createShardSettlement(deps: ShardDeps) {
         ...(o.transaction ? { transaction: o.transaction } : {}),
         ...(o.status === 'CONFIRMED' ? { blockNumber: o.blockNumber, confirmedAt: new Date(o.confirmedAt) } : { failureReason: o.failureReason }),
       });
+      // Kept for a CONFIRMED batch too: a stale confirmation attempt may have written RETRYING after the CONFIRMED record.
+      await announceBatch(c, ref.shard, ref.batchId, boards);
       await closeHoldsOfBorrowers(c, holdsByBorrower(entries), o.status === 'CONFIRMED' ? 'debt' : 'available');
       await recordBatchProjections(c, entries.map((e) => e._id), o);
       const receipts = entries.map((e) => finalReceipt(e, o));

@@ -303,6 +303,10 @@ export interface ShardStatusDoc {
   batchIds?: string[];
   /** `batches-<shard>`: a new value at each write, for announceBatch's compare-and-set. */
   rev?: string;
+  /** `batches-<shard>`: each listed batch's version (the revision of the board write after its latest record write). */
+  versions?: Record<string, string>;
+  /** `batches-<shard>`: the revision `versions` was written with; another revision (a writer older than versions) voids them. */
+  versionsRev?: string;
   /** `voids-<YYYYMMDDHHmm>` / `refunds-<YYYYMMDDHHmm>`: the payments voided (a refund announced for) in that minute, for polls in every API process. */
   paymentIds?: string[];
   at: Date;

@@ -6,6 +6,7 @@ import { insertOnce } from './claim.js';
 import { findByIds } from './find-by-ids.js';
 import { isDuplicateKey } from './mongo.js';
 import { minuteKey } from '../domain/payment-ledger.js';
+import { batchBoardOf, boardWithBatch, type BatchBoard } from '../domain/batch-board.js';
 
 /** The shard a payment settles in: a stable hash of its id, so every API process agrees. */
 export function shardOf(paymentId: string, shards: number): number {
@@ -135,37 +136,54 @@ export async function recordShardBacklog(c: Collections, shard: number, pending:
   await c.shardStatus.updateOne({ _id: `shard-${shard}` }, { $set: { shard, pending, at: new Date() } }, { upsert: true });
 }
 
-const ANNOUNCED_BATCHES = 32;
-
-/** A shard's latest batches with batchId added last (moved there if it was already in). */
-export function withBatchAnnounced(batchIds: readonly string[], batchId: string, keep = ANNOUNCED_BATCHES): string[] {
-  return [...batchIds.filter((id) => id !== batchId), batchId].slice(-keep);
-}
-
 /** What this process last wrote on each shard's board of batches, and the revision it wrote. */
-export type AnnouncedBoards = Map<number, { rev: string; batchIds: string[] }>;
+export type AnnouncedBoards = Map<number, BatchBoard & { rev: string }>;
+
+const ANNOUNCE_ATTEMPTS = 5;
 
 /**
- * Adds a broadcast batch to its shard's latest batches (the shard's own writer, one at a time).
- * One command: a compare-and-set on the revision this process last wrote (FerretDB v1 ignores
- * $push's $slice, so the list is written whole). On a process's first announce, or when another
- * process wrote since (a shard that moved), it reads the board first.
+ * Lists a batch on its shard's board and gives it a new version there: called when the batch is
+ * broadcast and after every later write of its record (record first, then this), so a reader that
+ * sees a version reads a record at least that new (see status-cache.ts). The shard's own writer,
+ * one at a time; each write is a compare-and-set on the revision (FerretDB v1 ignores $push's
+ * $slice, so the list is written whole). Usually one command, on the revision this process last
+ * wrote; on a process's first announce, or when another process wrote since (a shard that moved),
+ * it reads the board first.
  */
 export async function announceBatch(c: Collections, shard: number, batchId: string, boards: AnnouncedBoards = new Map()): Promise<void> {
   const _id = `batches-${shard}`;
+  const write = (rev: string, board: BatchBoard) => ({ $set: { shard, rev, ...board, versionsRev: rev, at: new Date() } });
   const mine = boards.get(shard);
   if (mine) {
-    const next = { rev: randomUUID(), batchIds: withBatchAnnounced(mine.batchIds, batchId) };
-    const written = await c.shardStatus.updateOne({ _id, rev: mine.rev }, { $set: { shard, ...next, at: new Date() } });
+    const rev = randomUUID();
+    const next = boardWithBatch(mine, batchId, rev);
+    const written = await c.shardStatus.updateOne({ _id, rev: mine.rev }, write(rev, next));
     if (written.matchedCount === 1) {
-      boards.set(shard, next);
+      boards.set(shard, { ...next, rev });
       return;
     }
   }
-  const doc = await c.shardStatus.findOne({ _id });
-  const next = { rev: randomUUID(), batchIds: withBatchAnnounced(doc?.batchIds ?? [], batchId) };
-  await c.shardStatus.updateOne({ _id }, { $set: { shard, ...next, at: new Date() } }, { upsert: true });
-  boards.set(shard, next);
+  for (let attempt = 1; attempt <= ANNOUNCE_ATTEMPTS; attempt++) {
+    const doc = await c.shardStatus.findOne({ _id });
+    const rev = randomUUID();
+    const next = boardWithBatch(batchBoardOf(doc), batchId, rev);
+    if (doc) {
+      const filter = doc.rev === undefined ? { _id, rev: { $exists: false } } : { _id, rev: doc.rev };
+      if ((await c.shardStatus.updateOne(filter, write(rev, next))).matchedCount === 1) {
+        boards.set(shard, { ...next, rev });
+        return;
+      }
+    } else {
+      try {
+        await c.shardStatus.insertOne({ _id, shard, rev, ...next, versionsRev: rev, at: new Date() });
+        boards.set(shard, { ...next, rev });
+        return;
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err;
+      }
+    }
+  }
+  throw new Error(`the board of shard ${shard} kept changing under its announce of batch ${batchId}`);
 }
 
 /** Tells every API process's polls that a payment was voided (read with the batch board; see status-cache.ts). */
@@ -207,6 +225,8 @@ export async function sweepBoardMinutes(c: Collections, now: Date): Promise<numb
 export interface SettlementBoard {
   /** The latest batches every shard announced, newest last per shard. */
   batchIds: string[];
+  /** The version of each listed batch's latest record write, for the batches a shard versions (see announceBatch). */
+  batchVersions: ReadonlyMap<string, string>;
   /** Payments voided in the board's minutes. */
   voids: ReadonlySet<string>;
   /** Payments a refund was announced for in the board's minutes. */
@@ -235,13 +255,16 @@ export async function readSettlementBoard(c: Collections, shards: number, now: D
   const listed = (prefix: string) => new Set(boardMinutes(now).flatMap((m) => byId.get(`${prefix}-${m}`)?.paymentIds ?? []));
   let backlog = 0;
   const batchIds: string[] = [];
+  const batchVersions = new Map<string, string>();
   for (let i = 0; i < shards; i++) {
-    batchIds.push(...(byId.get(`batches-${i}`)?.batchIds ?? []));
+    const board = batchBoardOf(byId.get(`batches-${i}`));
+    batchIds.push(...board.batchIds);
+    for (const [id, v] of Object.entries(board.versions)) batchVersions.set(id, v);
     const report = byId.get(`shard-${i}`);
     if (report && now.getTime() - report.at.getTime() <= backlogMaxAgeMs) backlog += report.pending ?? 0;
   }
   const coversSinceMs = Math.floor(now.getTime() / MINUTE_MS) * MINUTE_MS - MINUTE_MS;
-  return { batchIds, voids: listed('voids'), refunds: listed('refunds'), coversSinceMs, backlog };
+  return { batchIds, batchVersions, voids: listed('voids'), refunds: listed('refunds'), coversSinceMs, backlog };
 }
 
 /** Batches by _id (one $in read per IDS_PER_READ). */

@@ -2,10 +2,11 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { minuteKey } from '../../src/domain/payment-ledger.js';
 import { reserveRefund } from '../../src/store/refunds.js';
-import { announceRefund, readSettlementBoard, sweepBoardMinutes } from '../../src/store/settlement-queue.js';
+import { announceBatch, announceRefund, readSettlementBoard, sweepBoardMinutes, type AnnouncedBoards } from '../../src/store/settlement-queue.js';
 import { metricSum, scrapeApiMetrics } from '../helpers/metrics.js';
 import { refund, signedRefund } from '../helpers/refunds.js';
 import { recordStoreCommands } from '../helpers/store-commands.js';
+import { anvilControl } from '../support/anvil-control.js';
 import { call, capture, newBorrower, newMerchant, newVoucher, UNTHROTTLED, type TestBorrower, type TestMerchant, type World, world } from '../helpers/world.js';
 
 /** The board's read interval in the API (BOARD_TTL_MS in src/payments/status-cache.ts), plus slack for the poll itself. */
@@ -71,6 +72,74 @@ describe('merchant: what status polls cost the store', function () {
     }
     throw new Error(`payment ${paymentId} did not reach CONFIRMED`);
   }
+
+  it("an unfinished batch's record is read a few times per batch however long its payments are polled, not every 250 ms", async function () {
+    const chain = anvilControl(w.env.RPC_URL as string);
+    const before = await storeCommands(w, 'find', 'settlement_batches');
+    await chain.automine(false); // the batches stay SUBMITTED until the test mines
+    const batches = new Set<string>();
+    let polls = 0;
+    try {
+      const payments = await Promise.all(Array.from({ length: 6 }, () => capturedPayment()));
+      const submittedAt = new Map<string, number>();
+      const deadline = Date.now() + 60_000;
+      // Every payment polled ten times a second until each has been SUBMITTED for three seconds.
+      while (submittedAt.size < payments.length || Date.now() - Math.max(...submittedAt.values()) < 3_000) {
+        assert.ok(Date.now() < deadline, `not all submitted: ${submittedAt.size} of ${payments.length}`);
+        const answers = await Promise.all(payments.map((p) => poll(p)));
+        polls += answers.length;
+        answers.forEach((res, i) => {
+          assert.equal(res.status, 200, JSON.stringify(res.json));
+          assert.ok(['QUEUED', 'SUBMITTED'].includes(res.json.status as string), JSON.stringify(res.json));
+          if (res.json.status === 'SUBMITTED') {
+            batches.add(res.json.batchId as string);
+            if (!submittedAt.has(payments[i]!)) submittedAt.set(payments[i]!, Date.now());
+          }
+        });
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      await chain.mine(1);
+      await chain.automine(true);
+      for (const p of payments) {
+        const { last } = await pollToConfirmed(p);
+        assert.ok(batches.has(last.batchId as string), JSON.stringify(last));
+      }
+    } finally {
+      await chain.automine(true);
+    }
+    const reads = (await storeCommands(w, 'find', 'settlement_batches')) - before;
+    const board = await readSettlementBoard(w.store.c, w.cli.env.SETTLEMENT_SHARDS, new Date());
+    for (const id of batches) assert.ok(board.batchVersions.has(id), `batch ${id} is versioned on the board`);
+    console.log(`      settlement_batches reads: ${reads} for ${batches.size} batch(es) over ${polls} polls`);
+    // First seen (SUBMITTED) and confirmed: two reads a batch (shared by batches that move together), one
+    // spare; plus one for the batches of earlier tests the first board this process takes in may list.
+    assert.ok(reads <= 3 * batches.size + 1, `${reads} reads of ${batches.size} batch(es)`);
+  });
+
+  it("a shard's board versions each record write; versions an older worker left behind count for nothing", async function () {
+    const c = w.store.c;
+    const shard = 1000 + Math.floor(Math.random() * 1e6);
+    const _id = `batches-${shard}`;
+    const boards: AnnouncedBoards = new Map();
+    await announceBatch(c, shard, 'a', boards);
+    await announceBatch(c, shard, 'b', boards);
+    const first = (await c.shardStatus.findOne({ _id }))!;
+    await announceBatch(c, shard, 'a', boards); // a's record written again
+    const second = (await c.shardStatus.findOne({ _id }))!;
+    assert.deepEqual(second.batchIds, ['b', 'a']);
+    assert.equal(second.versions?.b, first.versions?.b);
+    assert.notEqual(second.versions?.a, first.versions?.a);
+    assert.equal(second.versionsRev, second.rev);
+
+    // A worker older than versions lists batch c (and may record a's state) without touching them.
+    await c.shardStatus.updateOne({ _id }, { $set: { rev: randomUUID(), batchIds: ['b', 'a', 'c'], at: new Date() } });
+    // This process's next announce finds another revision, reads the board, and keeps no version it cannot vouch for.
+    await announceBatch(c, shard, 'd', boards);
+    const third = (await c.shardStatus.findOne({ _id }))!;
+    assert.deepEqual(third.batchIds, ['b', 'a', 'c', 'd']);
+    assert.deepEqual(Object.keys(third.versions ?? {}), ['d']);
+    assert.equal(third.versionsRev, third.rev);
+  });
 
   it('the shards board is read in one command', async function () {
     const seen = await recordStoreCommands(w, (c) => readSettlementBoard(c, 4, new Date()));

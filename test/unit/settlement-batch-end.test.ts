@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { holdsByBorrower } from '../../src/settlement/shard.js';
 import { holdsClosing } from '../../src/store/borrowers.js';
 import type { BorrowerDoc } from '../../src/store/documents.js';
-import { withBatchAnnounced } from '../../src/store/settlement-queue.js';
+import { withBatchAnnounced } from '../../src/domain/batch-board.js';
 
 const borrower = (holds: Record<string, number>): BorrowerDoc => ({
   _id: 'b1',
