@@ -94,7 +94,10 @@ export interface LevelFigures {
   /** Garbage collection over the level (window and drain), per process as eventLoopDelayMs: pauses and their total by kind (minor, major, ...). */
   gc: Record<string, { count: number; totalMs: number }>[];
   gas: { batches: number; payments: number; gasPerPayment: number; sizes: number[] };
+  /** Server-Timing phases of accepted captures (p50/p99 each). */
   phases: PhaseProfile;
+  /** Every answered capture's wait before its handler ran (shed ones included): in the API's accept queue, then until the route began. */
+  queueMs: { acceptP99: number; acceptMax: number; readP99: number };
   releasedHolds: number;
   /** Captures answered with a refusal whose spend intent was consumed by a payment all the same. */
   refusedButConsumed: number;
@@ -273,12 +276,19 @@ export async function runLevel(s: LevelSettings, label: string, rate: number, se
     gc: gcAfter.map((after, i) => gcBetween(gcBefore[i], after)),
     gas: { batches: batches.batches, payments: batches.payments, gasPerPayment: batches.gasPerPayment, sizes: batches.sizes },
     phases: phaseProfile(accepted.map((r) => r.serverTiming ?? {})),
+    queueMs: queueWaits(records),
     releasedHolds: released.released,
     refusedButConsumed: released.consumed,
   };
 }
 
 /** One line for the console while the bench runs. */
+function queueWaits(records: readonly CaptureRecord[]): LevelFigures['queueMs'] {
+  const timed = records.filter((r) => r.serverTiming?.queue_accept !== undefined).map((r) => r.serverTiming as Record<string, number>);
+  const accept = summarize(timed.map((t) => t.queue_accept as number));
+  return { acceptP99: accept.p99, acceptMax: accept.max, readP99: summarize(timed.map((t) => t.queue_read ?? 0)).p99 };
+}
+
 export function describeLevel(f: LevelFigures): string {
   const f1 = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : 'n/a');
   const shed = f.shedPerSec > 0 ? `, shed ${f1(f.shedUnavailablePerSec)} 503/s + ${f1(f.shedRateLimitedPerSec)} 429/s` : '';

@@ -204,7 +204,7 @@ export async function runOpenLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
     sendLagMs.push(sentAt - rec.scheduledMs);
     sent++;
     rec.outcome = 'unanswered';
-    http.send(captureUrl, 'POST', { authorization: `Bearer ${v.apiKey}`, 'content-type': 'application/json', 'idempotency-key': v.idempotencyKey }, v.body).then(
+    http.send(captureUrl, 'POST', { authorization: `Bearer ${v.apiKey}`, 'content-type': 'application/json', 'idempotency-key': v.idempotencyKey, 'x-sent-at': String(performance.timeOrigin + performance.now()) }, v.body).then(
       (ans) => {
         if (stopped) return;
         const at = now();

@@ -45,6 +45,7 @@ function levelGrid(levels: readonly LevelFigures[]): Grid {
       row('store CONFIRMED growth /s (window + drain)', (l) => num(l.storeConfirmedPerSec)),
       row('capture p50 / p99 / max ms', (l) => `${num(l.captureMs.p50)} / ${num(l.captureMs.p99)} / ${num(l.captureMs.max, 0)}`),
       row('client send lag p99 ms', (l) => num(l.sendLagP99Ms)),
+      row('capture wait before the handler: accept queue p99 / max, then p99 ms', (l) => (l.queueMs ? `${num(l.queueMs.acceptP99)} / ${num(l.queueMs.acceptMax, 0)}, ${num(l.queueMs.readP99)}` : 'n/a')),
       row('capture -> CONFIRMED (poll) p50 / p99 s', (l) => `${num(l.confirmS.p50, 2)} / ${num(l.confirmS.p99, 2)}`),
       row('capture -> confirmedAt (store) p50 / p99 s', (l) => `${num(l.storeConfirmS.p50, 2)} / ${num(l.storeConfirmS.p99, 2)}`),
       row('poll p50 / p99 ms', (l) => `${num(l.pollMs.p50)} / ${num(l.pollMs.p99)}`),

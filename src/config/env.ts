@@ -46,6 +46,8 @@ export const EnvSchema = z.object({
 
   API_HOST: z.string().default('127.0.0.1'),
   API_PORT: intFromEnv(8402, 1),
+  /** Connections the kernel holds for the API before it accepts them (capped by net.core.somaxconn); a full queue drops them into seconds of SYN retries. */
+  API_LISTEN_BACKLOG: intFromEnv(4096, 1),
   /**
    * Public origin of the API; {base_url} is this + /api/v1 and {mcp_url} is this + /mcp. The OAuth
    * and MCP routes refuse a request whose Host (X-Forwarded-Host when set) is not this origin's host.

@@ -19,6 +19,7 @@ import { PaymentStatusCache } from '../payments/status-cache.js';
 import { SettlementBoardReader } from '../payments/settlement-board.js';
 import { MerchantCache } from '../store/merchant-cache.js';
 import { profileCpuIfAsked } from '../observability/cpu-profile.js';
+import { recordAcceptTimes } from '../observability/phase-timer.js';
 
 async function main() {
   profileCpuIfAsked('api');
@@ -63,9 +64,10 @@ async function main() {
   const slotSweeper = startSlotSweeper(store.c, logger);
   const server = createServer(app.callback());
   server.on('clientError', clientErrorHandler(logger));
+  if (env.SERVER_TIMING) recordAcceptTimes(server);
   server.keepAliveTimeout = 65_000;
   server.requestTimeout = 30_000;
-  server.listen(env.API_PORT, env.API_HOST, () => {
+  server.listen({ port: env.API_PORT, host: env.API_HOST, backlog: env.API_LISTEN_BACKLOG }, () => {
     logger.info('api listening', { url: `http://${env.API_HOST}:${env.API_PORT}/api/v1` });
   });
 

@@ -19,6 +19,15 @@ describe('domain/errors and invalid reasons', () => {
     assert.equal(isInvalidReason('nope'), false);
   });
 
+  it('captures no stack for an ApiError (an answer, not a fault) and leaves other errors theirs', () => {
+    const limit = Error.stackTraceLimit;
+    const e = ApiError.unavailable(1);
+    assert.doesNotMatch(e.stack ?? '', /\n\s+at /);
+    assert.equal(e.message.length > 0, true);
+    assert.equal(Error.stackTraceLimit, limit);
+    assert.match(new Error('x').stack ?? '', /\n\s+at /);
+  });
+
   it('maps each code to its status', () => {
     const cases: [ApiError, number, string][] = [
       [ApiError.invalidRequest([{ path: 'x402Version', message: 'bad' }]), 400, 'INVALID_REQUEST'],
