@@ -282,13 +282,13 @@ export async function runLevel(s: LevelSettings, label: string, rate: number, se
   };
 }
 
-/** One line for the console while the bench runs. */
 function queueWaits(records: readonly CaptureRecord[]): LevelFigures['queueMs'] {
   const timed = records.filter((r) => r.serverTiming?.queue_accept !== undefined).map((r) => r.serverTiming as Record<string, number>);
   const accept = summarize(timed.map((t) => t.queue_accept as number));
   return { acceptP99: accept.p99, acceptMax: accept.max, readP99: summarize(timed.map((t) => t.queue_read ?? 0)).p99 };
 }
 
+/** One line for the console while the bench runs. */
 export function describeLevel(f: LevelFigures): string {
   const f1 = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : 'n/a');
   const shed = f.shedPerSec > 0 ? `, shed ${f1(f.shedUnavailablePerSec)} 503/s + ${f1(f.shedRateLimitedPerSec)} 429/s` : '';
