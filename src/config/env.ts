@@ -49,6 +49,22 @@ export const EnvSchema = z.object({
   /** Connections the kernel holds for the API before it accepts them (capped by net.core.somaxconn); a full queue drops them into seconds of SYN retries. */
   API_LISTEN_BACKLOG: intFromEnv(4096, 1),
   /**
+   * Inherited descriptors of one listening socket (comma-separated, e.g. 3,4,5), each served by its
+   * own server: libuv accepts one connection per handle per event-loop turn, so N handles accept N.
+   * Set by the stack's launcher (API_ACCEPT_HANDLES of them); unset, the API binds API_HOST:API_PORT itself.
+   */
+  API_LISTEN_FDS: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === '') return undefined;
+      const fds = v.split(',').map((x) => Number(x.trim()));
+      if (fds.some((fd) => !Number.isInteger(fd) || fd < 3)) ctx.addIssue({ code: 'custom', message: 'comma-separated descriptors, each 3 or above' });
+      return fds;
+    }),
+  /** How many accepting handles the stack's launcher gives the API on its listening socket (API_LISTEN_FDS). */
+  API_ACCEPT_HANDLES: intFromEnv(8, 1),
+  /**
    * Public origin of the API; {base_url} is this + /api/v1 and {mcp_url} is this + /mcp. The OAuth
    * and MCP routes refuse a request whose Host (X-Forwarded-Host when set) is not this origin's host.
    */

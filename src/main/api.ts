@@ -1,4 +1,3 @@
-import { createServer } from 'node:http';
 import type { JWK } from 'jose';
 import { createMerchantJwtVerifier } from '../auth/merchant-jwt.js';
 import { loadEnv } from '../config/env.js';
@@ -20,6 +19,7 @@ import { SettlementBoardReader } from '../payments/settlement-board.js';
 import { MerchantCache } from '../store/merchant-cache.js';
 import { profileCpuIfAsked } from '../observability/cpu-profile.js';
 import { recordAcceptTimes } from '../observability/phase-timer.js';
+import { listenApi } from './listen.js';
 
 async function main() {
   profileCpuIfAsked('api');
@@ -62,25 +62,26 @@ async function main() {
     env, store, temporal, verifyJwt, logger, settlement, oauthKeys, receiptSigner, metrics, captureFinisher, captureAdmission, statusCache, merchantCache: new MerchantCache(env.MERCHANT_AUTH_CACHE_MS), nowMs: () => Date.now(),
   });
   const slotSweeper = startSlotSweeper(store.c, logger);
-  const server = createServer(app.callback());
-  server.on('clientError', clientErrorHandler(logger));
-  if (env.SERVER_TIMING) recordAcceptTimes(server);
-  server.keepAliveTimeout = 65_000;
-  server.requestTimeout = 30_000;
-  server.listen({ port: env.API_PORT, host: env.API_HOST, backlog: env.API_LISTEN_BACKLOG }, () => {
-    logger.info('api listening', { url: `http://${env.API_HOST}:${env.API_PORT}/api/v1` });
-  });
+  const servers = listenApi(
+    env,
+    app.callback(),
+    (server) => {
+      server.on('clientError', clientErrorHandler(logger));
+      if (env.SERVER_TIMING) recordAcceptTimes(server);
+      server.keepAliveTimeout = 65_000;
+      server.requestTimeout = 30_000;
+    },
+    () => logger.info('api listening', { url: `http://${env.API_HOST}:${env.API_PORT}/api/v1`, acceptHandles: servers.length }),
+  );
 
   const shutdown = (signal: string) => {
     logger.info('api stopping', { signal });
     slotSweeper.stop();
     storeWatchdog.stop();
-    server.close(() => {
-      void captureFinisher
-        .drain()
-        .then(() => Promise.allSettled([store.close(), temporal.connection.close()]))
-        .then(() => process.exit(0));
-    });
+    void Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))))
+      .then(() => captureFinisher.drain())
+      .then(() => Promise.allSettled([store.close(), temporal.connection.close()]))
+      .then(() => process.exit(0));
     setTimeout(() => process.exit(0), 5000).unref();
   };
   process.once('SIGINT', () => shutdown('SIGINT'));

@@ -19,6 +19,8 @@ export interface SpawnOptions {
   logFile?: string;
   /** Signal sent first by stop(); SIGKILL follows after the timeout. */
   stopSignal?: NodeJS.Signals;
+  /** Descriptors of ours the child inherits as its fds 3, 4, ... (each a duplicate). */
+  inheritFds?: number[];
 }
 
 const live = new Set<ManagedProcess>();
@@ -58,7 +60,7 @@ export class ManagedProcess {
       cwd: opts.cwd,
       env: opts.env ?? process.env,
       detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe', ...(opts.inheritFds ?? [])],
     });
     this.stopSignal = opts.stopSignal ?? 'SIGTERM';
     this.exited = new Promise<ExitInfo>((resolve) => {

@@ -8,6 +8,7 @@ import { ensureDevMerchantJwt, type DevMerchantJwt } from './devkeys.js';
 import { ensureSecretsKeyFile } from '../../src/store/secret-box.js';
 import { startInfra, type Infra, type TemporalRestart } from './infra.js';
 import { spawnManaged, waitForHttp, type ExitInfo, type ManagedProcess } from './processes.js';
+import { inheritedFdList, openApiListener } from './api-listener.js';
 
 export interface StackOptions {
   /** Where settings come from; children inherit it plus the stack's own settings. Default process.env. */
@@ -146,8 +147,8 @@ export async function startStack(options: StackOptions = {}): Promise<StackHandl
     const workerEntry = distEntry('workers/main.js');
     const apiEntry = distEntry('src/main/api.js');
 
-    const spawnChild = (name: string, entry: string, childEnv: Record<string, string>) => {
-      const p = spawnManaged({ name, command: process.execPath, args: [entry], env: childEnv, cwd: projectRoot(), logFile: quietLog(name) });
+    const spawnChild = (name: string, entry: string, childEnv: Record<string, string>, inheritFds?: number[]) => {
+      const p = spawnManaged({ name, command: process.execPath, args: [entry], env: childEnv, cwd: projectRoot(), logFile: quietLog(name), ...(inheritFds ? { inheritFds } : {}) });
       p.onUnexpectedExit((info) => unexpected(name, info));
       children.push(p);
       return p;
@@ -159,7 +160,14 @@ export async function startStack(options: StackOptions = {}): Promise<StackHandl
     };
 
     const startApi = async () => {
-      const p = spawnChild('api', apiEntry, apiEnv);
+      const listener = await openApiListener(config.API_HOST, config.API_PORT, config.API_LISTEN_BACKLOG);
+      const handles = config.API_ACCEPT_HANDLES;
+      let p: ManagedProcess;
+      try {
+        p = spawnChild('api', apiEntry, { ...apiEnv, API_LISTEN_FDS: inheritedFdList(handles) }, Array<number>(handles).fill(listener.fd));
+      } finally {
+        listener.close(); // the child holds its own duplicates; ours must not accept
+      }
       await waitForHttp(health, { proc: p, timeoutMs, signal, what: `the API health check at ${health}` });
       return p;
     };
