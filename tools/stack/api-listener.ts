@@ -2,8 +2,8 @@ import { createServer } from 'node:net';
 
 /** A listening socket the stack opens for the API, to hand over as inherited descriptors. */
 export interface ApiListener {
-  /** Our descriptor of it; spawn duplicates it into the child. */
-  fd: number;
+  /** What to spawn the API with for `count` accepting handles: our descriptor that many times, and the child's view of them. */
+  handOver(count: number): { inheritFds: number[]; API_LISTEN_FDS: string };
   /** Closes our copy: call right after spawning, before this process's loop can accept on it. */
   close(): void;
 }
@@ -25,7 +25,10 @@ export async function openApiListener(host: string, port: number, backlog: numbe
     server.close();
     throw new Error('the API listener has no descriptor to hand over (not a Unix platform?)');
   }
-  return { fd, close: () => server.close() };
+  return {
+    handOver: (count) => ({ inheritFds: Array<number>(count).fill(fd), API_LISTEN_FDS: inheritedFdList(count) }),
+    close: () => server.close(),
+  };
 }
 
 /** The child's view of `count` inherited duplicates: fds 3, 4, ... in spawn's stdio order. */

@@ -8,7 +8,7 @@ import { ensureDevMerchantJwt, type DevMerchantJwt } from './devkeys.js';
 import { ensureSecretsKeyFile } from '../../src/store/secret-box.js';
 import { startInfra, type Infra, type TemporalRestart } from './infra.js';
 import { spawnManaged, waitForHttp, type ExitInfo, type ManagedProcess } from './processes.js';
-import { inheritedFdList, openApiListener } from './api-listener.js';
+import { openApiListener } from './api-listener.js';
 
 export interface StackOptions {
   /** Where settings come from; children inherit it plus the stack's own settings. Default process.env. */
@@ -161,10 +161,10 @@ export async function startStack(options: StackOptions = {}): Promise<StackHandl
 
     const startApi = async () => {
       const listener = await openApiListener(config.API_HOST, config.API_PORT, config.API_LISTEN_BACKLOG);
-      const handles = config.API_ACCEPT_HANDLES;
+      const { inheritFds, API_LISTEN_FDS } = listener.handOver(config.API_ACCEPT_HANDLES);
       let p: ManagedProcess;
       try {
-        p = spawnChild('api', apiEntry, { ...apiEnv, API_LISTEN_FDS: inheritedFdList(handles) }, Array<number>(handles).fill(listener.fd));
+        p = spawnChild('api', apiEntry, { ...apiEnv, API_LISTEN_FDS }, inheritFds);
       } finally {
         listener.close(); // the child holds its own duplicates; ours must not accept
       }
