@@ -372,13 +372,14 @@ describe('fuzz: every MCP tool and the JSON-RPC envelope on the real stack', fun
           'mcp-name': mcpName === 'agree' ? named.name : mcpName,
         });
       });
-    // A valid 2026-07-28 request whose Mcp-Method names another method is refused (400), whatever else it holds.
+    // A valid 2026-07-28 request whose Mcp-Method names another method is refused (400), whatever else it holds
+    // (an oversized header, e.g. a long Mcp-Name, is refused first with 431, as in the Origin check above).
     const headerCheck = (req: RawRequest, answer: { status: number; text: string }, httpCode: string | undefined) => {
       const named = namedBy(req.body ?? '');
       const sentMethod = req.headers['mcp-method']?.trim();
       const clean = req.headers.authorization === `Bearer ${j.token}` && req.headers.origin === undefined && req.headers['content-type'] === 'application/json' && req.headers['mcp-protocol-version'] === '2026-07-28';
       if (!clean || named.method === undefined || sentMethod === undefined || sentMethod === named.method || !(req.body ?? '').includes('"_meta"')) return;
-      assert.ok(httpCode === 'INVALID_REQUEST' || httpCode === 'PAYLOAD_TOO_LARGE' || httpCode === 'INSUFFICIENT_SCOPE', `Mcp-Method ${JSON.stringify(sentMethod.slice(0, 60))} for ${named.method} answered ${answer.status} ${answer.text.slice(0, 200)}`);
+      assert.ok(httpCode === 'INVALID_REQUEST' || httpCode === 'PAYLOAD_TOO_LARGE' || httpCode === 'HEADERS_TOO_LARGE' || httpCode === 'INSUFFICIENT_SCOPE', `Mcp-Method ${JSON.stringify(sentMethod.slice(0, 60))} for ${named.method} answered ${answer.status} ${answer.text.slice(0, 200)}`);
     };
     const { tally, before, expected } = await fuzzMcp('raw JSON-RPC at 2026-07-28', arb, j, [], headerCheck);
     await assertOnlyExpected(w, scope, before, expected);
