@@ -36,3 +36,23 @@ export function gatherWaitMs(v: GatherView, p: GatherPace): number {
   const untilFull = perMs > 0 ? ((p.maxPayments - v.ready) / perMs) * 0.5 : Infinity;
   return Math.max(p.pollMs, Math.min(idle, untilDue, untilFull));
 }
+
+export interface BatchSizes {
+  maxPayments: number;
+  maxWaitMs: number;
+  /** The most one batch takes (BATCH_MAX_PAYMENTS_UNDER_BACKLOG; maxPayments when smaller). */
+  maxPaymentsUnderBacklog: number;
+}
+
+/**
+ * How many of the ready payments (oldest first) a batch claims at this look: none until maxPayments
+ * are ready or the oldest has waited maxWaitMs, then every ready one up to the largest batch. A
+ * shard's round (submit, confirm, batch end) takes seconds, and whatever arrives meanwhile is ready
+ * at its next look: taking it all lets batches grow with the arrival rate. Taking only maxPayments
+ * until twice that waited left a loaded shard settling maxPayments per round while the rest queued.
+ */
+export function batchClaimSize(ready: number, oldestWaitedMs: number | undefined, s: BatchSizes): number {
+  if (ready === 0 || oldestWaitedMs === undefined) return 0;
+  if (ready < s.maxPayments && oldestWaitedMs < s.maxWaitMs) return 0;
+  return Math.min(ready, Math.max(s.maxPayments, s.maxPaymentsUnderBacklog));
+}

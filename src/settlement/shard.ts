@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { submitSettleBatch, type SettlementItem } from '../chain/settlement.js';
 import type { BatchOutcome } from '../domain/payment.js';
-import { gatherWaitMs } from '../domain/gather-wait.js';
+import { batchClaimSize, gatherWaitMs } from '../domain/gather-wait.js';
 import { ledgerLineOf } from '../domain/payment-ledger.js';
 import { closeHoldsOfBorrowers } from '../store/borrowers.js';
 import type { SettlementQueueDoc } from '../store/documents.js';
@@ -99,8 +99,8 @@ export function createShardSettlement(deps: ShardDeps) {
 
     /**
      * Waits until the shard's accepted payments fill a batch or the oldest has waited the batch
-     * window, then claims them for batchId. Under a backlog a batch takes up to
-     * maxPaymentsUnderBacklog. Returns no payments after a minute without any.
+     * window, then claims every ready one for batchId, up to maxPaymentsUnderBacklog (batchClaimSize).
+     * Returns no payments after a minute without any.
      */
     async gatherBatch(input: { shard: number; shards: number; batchId: string }, step: StepContext, attempt = 1): Promise<{ paymentIds: string[]; queues: number[] }> {
       const s = deps.settings;
@@ -117,9 +117,9 @@ export function createShardSettlement(deps: ShardDeps) {
         }
         const ready = await deps.accepted.filter(c, entries);
         const oldest = ready[0];
-        if (oldest && (ready.length >= s.maxPayments || now - oldest.at.getTime() >= s.maxWaitMs)) {
-          const cap = ready.length >= 2 * s.maxPayments ? Math.max(s.maxPayments, s.maxPaymentsUnderBacklog) : s.maxPayments;
-          const chosen = ready.slice(0, cap);
+        const size = batchClaimSize(ready.length, oldest && now - oldest.at.getTime(), s);
+        if (size > 0) {
+          const chosen = ready.slice(0, size);
           const held = await claimForBatch(c, input.batchId, chosen.map((e) => e._id));
           const taken = chosen.filter((e) => held.has(e._id));
           // Claimed by another batch (which settles them) or by a void (finished here if its request died half-way).

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { gatherWaitMs, type GatherPace } from '../../src/domain/gather-wait.js';
+import { batchClaimSize, gatherWaitMs, type BatchSizes, type GatherPace } from '../../src/domain/gather-wait.js';
 
 const pace: GatherPace = { maxPayments: 100, maxWaitMs: 5000, pollMs: 200 };
 
@@ -40,6 +40,41 @@ describe('gatherWaitMs: a shard looks again only when a batch can be due', funct
           if (oldest !== undefined) assert.ok(wait <= Math.max(pollMs, oldest + maxWaitMs - now));
         },
       ),
+    );
+  });
+});
+
+describe('batchClaimSize: a due batch takes every ready payment, up to the largest batch', function () {
+  const sizes: BatchSizes = { maxPayments: 100, maxWaitMs: 5000, maxPaymentsUnderBacklog: 400 };
+
+  it('claims nothing before maxPayments are ready or the oldest has waited the window', function () {
+    assert.equal(batchClaimSize(0, undefined, sizes), 0);
+    assert.equal(batchClaimSize(99, 4_999, sizes), 0);
+  });
+
+  it('a window that ran out takes what is ready, however few', function () {
+    assert.equal(batchClaimSize(3, 5_000, sizes), 3);
+  });
+
+  it('more than a batch ready takes them all (168 was claimed as 100 before, the rest waiting a whole round), up to the largest batch', function () {
+    assert.equal(batchClaimSize(100, 10, sizes), 100);
+    assert.equal(batchClaimSize(168, 10, sizes), 168);
+    assert.equal(batchClaimSize(1_000, 10, sizes), 400);
+  });
+
+  it('a largest batch set below maxPayments does not shrink batches below maxPayments', function () {
+    assert.equal(batchClaimSize(250, 10, { ...sizes, maxPaymentsUnderBacklog: 50 }), 100);
+  });
+
+  it('never claims more than is ready, nor more than the largest batch, and claims whenever a batch is due', function () {
+    fc.assert(
+      fc.property(fc.nat(2_000), fc.nat(20_000), fc.integer({ min: 1, max: 500 }), fc.integer({ min: 1, max: 1_000 }), (ready, waited, maxPayments, under) => {
+        const s = { maxPayments, maxWaitMs: 5000, maxPaymentsUnderBacklog: under };
+        const n = batchClaimSize(ready, ready > 0 ? waited : undefined, s);
+        assert.ok(n <= ready && n <= Math.max(maxPayments, under));
+        const due = ready > 0 && (ready >= maxPayments || waited >= 5000);
+        assert.equal(n > 0, due);
+      }),
     );
   });
 });
