@@ -16,11 +16,11 @@ export type NormalLevels = Record<NormalLoadKey, NormalLevel | null>;
 
 export async function runNormalLevels(
   settings: LevelSettings,
-  peakSettledPerSec: number,
+  peak: Pick<LevelFigures, 'settledPerSec' | 'sustainedSettledPerSec'>,
   earlierPaymentIds: readonly string[],
   o: { seconds: number; backlogWaitSeconds: number; log: (line: string) => void },
 ): Promise<NormalLevels> {
-  const rates = normalLoadRates(peakSettledPerSec);
+  const rates = normalLoadRates(peak.settledPerSec);
   if (!rates) {
     o.log('normal-load levels skipped: no settled payments at the peak');
     return { half: null, eighty: null };
@@ -31,7 +31,7 @@ export async function runNormalLevels(
   for (const key of Object.keys(NORMAL_LOAD) as NormalLoadKey[]) {
     const level = await runLevel(settings, `${rates[key]}/s (${NORMAL_LOAD[key]}x peak)`, rates[key], o.seconds);
     o.log(describeLevel(level));
-    out[key] = { level, figures: normalLoadFigures(level) };
+    out[key] = { level, figures: normalLoadFigures(level, peak.sustainedSettledPerSec) };
   }
   return out;
 }

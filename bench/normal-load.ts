@@ -20,6 +20,12 @@ export interface NormalLoadFigures {
   captureP99Ms: number;
   pollP99Ms: number;
   confirmP99Ms: number;
+  /**
+   * Offered/s over the peak level's sustained settled/s (settlements within one window, not its
+   * drain): the peak's settled/s counts the drain's settlements against the window, so a level at
+   * 0.8x of it may already run at the pipeline's capacity (docs/scaling.md, fourth round).
+   */
+  ofPeakSustained: number;
 }
 
 export const FLOOR_BARS = {
@@ -45,7 +51,7 @@ export function shedFraction(l: ShedInput): number {
   return l.offered > 0 ? (l.shedUnavailable + other503) / l.offered : Number.NaN;
 }
 
-export function normalLoadFigures(l: ShedInput & Pick<LevelFigures, 'offeredPerSec' | 'acceptedPerSec' | 'captureMs' | 'pollMs' | 'confirmS'>): NormalLoadFigures {
+export function normalLoadFigures(l: ShedInput & Pick<LevelFigures, 'offeredPerSec' | 'acceptedPerSec' | 'captureMs' | 'pollMs' | 'confirmS'>, peakSustainedPerSec: number): NormalLoadFigures {
   return {
     offeredPerSec: l.offeredPerSec,
     acceptedPerSec: l.acceptedPerSec,
@@ -53,6 +59,7 @@ export function normalLoadFigures(l: ShedInput & Pick<LevelFigures, 'offeredPerS
     captureP99Ms: l.captureMs.p99,
     pollP99Ms: l.pollMs.p99,
     confirmP99Ms: l.confirmS.p99 * 1000,
+    ofPeakSustained: peakSustainedPerSec > 0 ? l.offeredPerSec / peakSustainedPerSec : Number.NaN,
   };
 }
 
@@ -73,7 +80,7 @@ function shedBar(key: NormalLoadKey, level: NormalLevel, atMost: number): Bar {
     metric: `${levelName(key, level)}: captures answered 503`,
     measured: pct(v),
     unit: '%',
-    detail: level ? `of ${level.figures.offeredPerSec.toFixed(1)} /s offered` : undefined,
+    detail: level ? `of ${level.figures.offeredPerSec.toFixed(1)} /s offered, ${level.figures.ofPeakSustained.toFixed(2)}x the peak level's sustained settled/s` : undefined,
     bar: atMost === 0 ? '== 0 %' : `<= ${atMost * 100} %`,
     meets: ok(v, (x) => x <= atMost),
     baseline: '',

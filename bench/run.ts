@@ -128,7 +128,7 @@ async function main() {
 
     const peak = peakLevel(levels);
     const normalSettings = QUICK ? { ...settings, vouchers: { ...settings.vouchers, budgetSeconds: Math.min(settings.vouchers.budgetSeconds, 4) } } : settings;
-    const normal = await runNormalLevels(normalSettings, peak.settledPerSec, levels.flatMap((l) => l.openPaymentIds), {
+    const normal = await runNormalLevels(normalSettings, peak, levels.flatMap((l) => l.openPaymentIds), {
       seconds: NORMAL_SECONDS,
       backlogWaitSeconds: QUICK ? 10 : 30,
       log: (line) => console.log(line),
@@ -199,6 +199,7 @@ async function main() {
       const out = {
         ...summary,
         peakToCeilingRatio: peakToCeiling(summary.peakSettledPerSec, ceilings.delayedSignalWorkflowsPerSecond),
+        peakSustainedSettledPerSec: peak.sustainedSettledPerSec,
         half: normal.half?.figures ?? null,
         eighty: normal.eighty?.figures ?? null,
         bars: barList,
@@ -243,7 +244,7 @@ function notes(s: ReturnType<typeof summarizeBench>, extraOverload: boolean): st
     'CPU per settled payment: each process\'s CPU over the level (window + drain) from /proc, divided by the level\'s settled payments; backlog work from earlier levels lands in the level that does it.',
     'Temporal events per payment: the mean history length of ~20 of the level\'s payment workflows plus the events the settlement workflows (settlementShardWorkflow, batcherWorkflow; every run open at the start or started since) added during the level, divided by its settled payments.',
     'Store commands per payment: the growth of x402_store_commands_total on the API\'s and the worker\'s /metrics over the level, divided by settled payments (n/a when the metric is not exposed).',
-    "Normal load: after the sweep (and a bounded wait for its backlog), two more open-loop levels offer 0.5x and 0.8x the peak's settled/s, merchants polling once a second; shedFraction is the captures answered 503 over those offered. BENCH_OUT carries them as `half` and `eighty`.",
+    "Normal load: after the sweep (and a bounded wait for its backlog), two more open-loop levels offer 0.5x and 0.8x the peak's settled/s, merchants polling once a second; shedFraction is the captures answered 503 over those offered. BENCH_OUT carries them as `half` and `eighty`. The peak's settled/s counts the payments its level settled by the end of its drain against the window alone, so each normal level also shows its offered rate over the peak level's sustained settled/s (settlements within one window; `ofPeakSustained`, and `peakSustainedSettledPerSec`): near 1, a level runs at the pipeline's capacity, whatever share of the peak it is (docs/scaling.md).",
     "The ratio to the floor is the peak's settled/s over the Temporal ceiling measured in the same run (delayed start -> signal-with-start -> complete on the bench's own bare worker, the minimal shape of one payment), so it holds on any machine; BENCH_OUT carries it as `peakToCeilingRatio`.",
     `The overload figure is the level at 4x the peak level's offered rate${extraOverload ? ' (run as an extra level, since the rate list lacked it)' : ''}; data growth re-runs the peak level's offered rate after the preload.`,
     `Peak settled/s was ${s.peakSettledPerSec.toFixed(1)} at ${s.peak.offeredPerSec.toFixed(0)}/s offered.`,

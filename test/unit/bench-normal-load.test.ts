@@ -12,7 +12,7 @@ const level = (o: { offered?: number; shedUnavailable?: number; errors?: Record<
   confirmS: { p50: 3.1, p99: 6.02, max: 7 },
 });
 
-const healthy: NormalLoadFigures = { offeredPerSec: 32, acceptedPerSec: 32, shedFraction: 0, captureP99Ms: 250, pollP99Ms: 100, confirmP99Ms: 6000 };
+const healthy: NormalLoadFigures = { offeredPerSec: 32, acceptedPerSec: 32, shedFraction: 0, captureP99Ms: 250, pollP99Ms: 100, confirmP99Ms: 6000, ofPeakSustained: 0.6 };
 const verdicts = (bars: ReturnType<typeof floorBars>) => bars.map((b) => b.meets);
 
 describe('bench normal load', () => {
@@ -32,8 +32,9 @@ describe('bench normal load', () => {
     assert.ok(Number.isNaN(shedFraction(level({ offered: 0 }))));
   });
 
-  it('reports the six figures BENCH_OUT carries, confirm p99 in ms', () => {
-    assert.deepEqual(normalLoadFigures(level({ shedUnavailable: 3 })), { offeredPerSec: 30, acceptedPerSec: 29.4, shedFraction: 0.01, captureP99Ms: 180.5, pollP99Ms: 42, confirmP99Ms: 6020 });
+  it('reports the six figures BENCH_OUT carries, confirm p99 in ms, and the offered rate over the peak level\'s sustained settled/s', () => {
+    assert.deepEqual(normalLoadFigures(level({ shedUnavailable: 3 }), 40), { offeredPerSec: 30, acceptedPerSec: 29.4, shedFraction: 0.01, captureP99Ms: 180.5, pollP99Ms: 42, confirmP99Ms: 6020, ofPeakSustained: 0.75 });
+    assert.ok(Number.isNaN(normalLoadFigures(level({}), 0).ofPeakSustained));
   });
 
   it('meets every bar at its edge: ratio 0.75, no 503 and p99s 250/100 ms at half, 1 % and 400 ms at 80 %', () => {
@@ -41,6 +42,7 @@ describe('bench normal load', () => {
     assert.deepEqual(verdicts(bars), [true, true, true, true, true, true]);
     assert.equal(bars[0]?.measured, 0.75);
     assert.equal(bars[0]?.detail, '75.0 /s of 100.0 /s');
+    assert.equal(bars[1]?.detail, "of 32.0 /s offered, 0.60x the peak level's sustained settled/s");
     assert.equal(bars[4]?.measured, 1);
   });
 
