@@ -37,9 +37,7 @@ export function gatherWaitMs(v: GatherView, p: GatherPace): number {
   return Math.max(p.pollMs, Math.min(idle, untilDue, untilFull));
 }
 
-export interface BatchSizes {
-  maxPayments: number;
-  maxWaitMs: number;
+export interface BatchSizes extends Pick<GatherPace, 'maxPayments' | 'maxWaitMs'> {
   /** The most one batch takes (BATCH_MAX_PAYMENTS_UNDER_BACKLOG; maxPayments when smaller). */
   maxPaymentsUnderBacklog: number;
 }
