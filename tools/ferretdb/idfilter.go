@@ -170,7 +170,7 @@ func idWriteOf(req []byte) (*idWrite, bool) {
 		return nil, false
 	}
 	w := &idWrite{msg: m, command: elems[0].Key()}
-	field := map[string]string{"update": "updates", "delete": "deletes"}[w.command]
+	field := statementsField[w.command]
 	if field == "" {
 		return nil, false
 	}
@@ -180,35 +180,11 @@ func idWriteOf(req []byte) (*idWrite, bool) {
 	if !okColl || !okDB {
 		return nil, false
 	}
-	var stmts []bsoncore.Document
-	if v, err := m.body.LookupErr(field); err == nil {
-		arr, ok := v.ArrayOK()
-		if !ok {
-			return nil, false
-		}
-		values, err := arr.Values()
-		if err != nil {
-			return nil, false
-		}
-		for _, v := range values {
-			doc, ok := v.DocumentOK()
-			if !ok {
-				return nil, false
-			}
-			stmts = append(stmts, doc)
-		}
-		w.inBody = true
-	} else {
-		w.seqSlot = -1
-		for i, seq := range m.sequences {
-			if seq.id == field {
-				stmts, w.seqSlot = seq.docs, i
-			}
-		}
-	}
-	if len(stmts) == 0 {
+	stmts, inBody, seqSlot, ok := m.statements(field)
+	if !ok {
 		return nil, false
 	}
+	w.inBody, w.seqSlot = inBody, seqSlot
 	compareAndSet := false
 	for _, doc := range stmts {
 		s, ok := idStmtOf(w.command, doc)
@@ -347,28 +323,7 @@ func (w *idWrite) withIDFiltersOnly(kept []int) []byte {
 		}
 		stmts = append(stmts, bsoncore.BuildDocument(nil, parts...))
 	}
-	m := *w.msg
-	if w.inBody {
-		field := map[string]string{"update": "updates", "delete": "deletes"}[w.command]
-		values := make([]bsoncore.Value, 0, len(stmts))
-		for _, stmt := range stmts {
-			values = append(values, bsoncore.Value{Type: bsontype.EmbeddedDocument, Data: stmt})
-		}
-		bodyElems, _ := m.body.Elements()
-		parts := make([][]byte, 0, len(bodyElems))
-		for _, e := range bodyElems {
-			if e.Key() == field {
-				parts = append(parts, bsoncore.BuildArrayElement(nil, field, values...))
-			} else {
-				parts = append(parts, e)
-			}
-		}
-		m.body = bsoncore.BuildDocument(nil, parts...)
-	} else {
-		m.sequences = append([]docSequence(nil), m.sequences...)
-		m.sequences[w.seqSlot] = docSequence{id: m.sequences[w.seqSlot].id, docs: stmts}
-	}
-	return m.encode(0)
+	return w.msg.withStatements(statementsField[w.command], w.inBody, w.seqSlot, stmts).encode(0)
 }
 
 // renumberWriteErrors maps the writeErrors' indexes of a reply to a request cut down to the kept
@@ -378,30 +333,14 @@ func renumberWriteErrors(raw []byte, kept []int) []byte {
 	if !ok {
 		return raw
 	}
-	errs, ok := reply.body.Lookup("writeErrors").ArrayOK()
+	renumbered, ok := reindexed(reply.body.Lookup("writeErrors"), func(i int64) int64 {
+		if i >= 0 && int(i) < len(kept) {
+			return int64(kept[i])
+		}
+		return i
+	})
 	if !ok {
 		return raw
-	}
-	values, err := errs.Values()
-	if err != nil {
-		return raw
-	}
-	renumbered := make([]bsoncore.Value, 0, len(values))
-	for _, v := range values {
-		doc, ok := v.DocumentOK()
-		if !ok {
-			return raw
-		}
-		elems, _ := doc.Elements()
-		parts := make([][]byte, 0, len(elems))
-		for _, e := range elems {
-			if i, ok := e.Value().AsInt64OK(); ok && e.Key() == "index" && i >= 0 && int(i) < len(kept) {
-				parts = append(parts, bsoncore.AppendInt32Element(nil, "index", int32(kept[i])))
-			} else {
-				parts = append(parts, e)
-			}
-		}
-		renumbered = append(renumbered, bsoncore.Value{Type: bsontype.EmbeddedDocument, Data: bsoncore.BuildDocument(nil, parts...)})
 	}
 	bodyElems, _ := reply.body.Elements()
 	parts := make([][]byte, 0, len(bodyElems))

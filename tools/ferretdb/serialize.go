@@ -107,6 +107,17 @@ func exchange(req []byte, client, backend net.Conn, locks *writeLocks) error {
 		if forward != nil {
 			req, fix = forward, fixReply
 		}
+		merged, split, err := forwardInParts(req, backend)
+		if err != nil {
+			return err
+		}
+		if split {
+			if fix != nil {
+				merged = fix(merged)
+			}
+			_, err := client.Write(merged)
+			return err
+		}
 	} else {
 		reply, err := resolveFindByIDs(req, backend)
 		if err != nil {
