@@ -8,6 +8,7 @@ import type { World } from '../tools/harness/world.js';
 import { cpuBetween, snapshot } from './cpu.js';
 import { planArrivals, runOpenLoop, type ArrivalKind, type CaptureRecord, type OpenLoopResult } from './open-loop.js';
 import { phaseProfile, type PhaseProfile } from './phases.js';
+import { batchPacePerSec, type SettledBatch } from './pace.js';
 import { productBatches } from './product-batches.js';
 import { counterDelta, scrapeCounter, scrapeGaugesPerUrl, total, type CounterSample } from './prom.js';
 import { mapPool, summarize } from './stats.js';
@@ -60,7 +61,11 @@ export interface LevelFigures {
    * the pipeline's lag (the level's capture -> CONFIRMED p50), per second of that interval.
    */
   sustainedSettledPerSec: number;
-  /** Growth of the store's CONFIRMED count (any level's payments) over window + drain, per second. */
+  /** The pace of the level's settlement batches (bench/pace.ts); NaN when a shard settled them in one batch. */
+  pacedSettledPerSec: number;
+  /** The batches that confirmed the level's payments, as [shard, confirmed at (ms after the level began), the level's payments in it]. */
+  settledBatches: [number, number, number][];
+  /** This level's payments CONFIRMED in the store when the drain ended, over window + drain. */
   storeConfirmedPerSec: number;
   /** Over every sent capture; one still unanswered at the end counts as (end - sent), a lower bound. */
   captureMs: { p50: number; p99: number; max: number };
@@ -110,8 +115,16 @@ const per = (n: number, d: number) => (d > 0 ? n / d : Number.NaN);
  * payments table: FerretDB scans in full, which would dwarf the product's work once data is preloaded).
  */
 async function storeDocs(w: World, accepted: readonly CaptureRecord[]) {
-  const docs = await mapPool([...accepted], 16, (r) => w.store.c.payments.findOne({ _id: r.paymentId as string }, { projection: { status: 1, confirmedAt: 1, updatedAt: 1 } }));
+  const docs = await mapPool([...accepted], 16, (r) => w.store.c.payments.findOne({ _id: r.paymentId as string }, { projection: { status: 1, confirmedAt: 1, updatedAt: 1, batchId: 1 } }));
   return docs.filter((d) => d !== null);
+}
+
+/** The batches that confirmed the level's payments: each one's shard and confirmation time, and how many of the level's payments it held. */
+async function settledBatches(w: World, docs: Awaited<ReturnType<typeof storeDocs>>): Promise<SettledBatch[]> {
+  const perBatch = new Map<string, number>();
+  for (const d of docs) if (d.status === 'CONFIRMED' && d.batchId) perBatch.set(d.batchId, (perBatch.get(d.batchId) ?? 0) + 1);
+  const batches = await w.store.c.batches.find({ _id: { $in: [...perBatch.keys()] } }, { projection: { shard: 1, confirmedAt: 1 } }).toArray();
+  return batches.filter((b) => b.confirmedAt).map((b) => ({ shard: b.shard, confirmedAtMs: (b.confirmedAt as Date).getTime(), payments: perBatch.get(b._id) ?? 0 }));
 }
 
 /** The store's confirmation time of each accepted payment, from confirmedAt (or updatedAt). */
@@ -213,6 +226,8 @@ export async function runLevel(s: LevelSettings, label: string, rate: number, se
   const shedUnavailable = count('shed_unavailable');
   const shedRateLimited = count('shed_rate_limited');
 
+  const startedAtMs = since.getTime();
+  const batchesSettled = await settledBatches(w, docs);
   const lagMs = Number.isFinite(confirm.p50) ? confirm.p50 * 1000 : 0;
   const steadyTo = Math.min(run.windowMs + lagMs, run.endMs);
   const steady = confirmed.filter((r) => (r.terminalSeenMs as number) >= lagMs && (r.terminalSeenMs as number) < steadyTo).length;
@@ -249,6 +264,8 @@ export async function runLevel(s: LevelSettings, label: string, rate: number, se
     failed: accepted.filter((r) => r.terminal === 'FAILED').length,
     settledPerSec: settled / windowS,
     sustainedSettledPerSec: per(steady, (steadyTo - lagMs) / 1000),
+    pacedSettledPerSec: batchPacePerSec(batchesSettled) ?? Number.NaN,
+    settledBatches: batchesSettled.map((b) => [b.shard, b.confirmedAtMs - startedAtMs, b.payments]),
     storeConfirmedPerSec: storeConfirmed / (run.endMs / 1000),
     captureMs: { p50: capture.p50, p99: capture.p99, max: capture.max },
     sendLagP99Ms: summarize(run.sendLagMs).p99,
@@ -294,7 +311,7 @@ export function describeLevel(f: LevelFigures): string {
   const shed = f.shedPerSec > 0 ? `, shed ${f1(f.shedUnavailablePerSec)} 503/s + ${f1(f.shedRateLimitedPerSec)} 429/s` : '';
   const errs = f.errorCount > 0 ? `, ${f.errorCount} errors ${JSON.stringify(f.errors)}` : '';
   return (
-    `${f.label}: offered ${f1(f.offeredPerSec)}/s, accepted ${f1(f.acceptedPerSec)}/s${shed}${errs}, settled ${f1(f.settledPerSec)}/s (sustained ${f1(f.sustainedSettledPerSec)}/s, store ${f1(f.storeConfirmedPerSec)}/s); ` +
+    `${f.label}: offered ${f1(f.offeredPerSec)}/s, accepted ${f1(f.acceptedPerSec)}/s${shed}${errs}, settled ${f1(f.settledPerSec)}/s (sustained ${f1(f.sustainedSettledPerSec)}/s, paced ${f1(f.pacedSettledPerSec)}/s, store ${f1(f.storeConfirmedPerSec)}/s); ` +
     `capture p50 ${f1(f.captureMs.p50)} p99 ${f1(f.captureMs.p99)} max ${f1(f.captureMs.max)} ms; -> CONFIRMED p50 ${f1(f.confirmS.p50)} p99 ${f1(f.confirmS.p99)} s; ` +
     `poll p99 ${f1(f.pollMs.p99)} ms; backlog ${f.backlog} (store ${f.storeBacklog} ${JSON.stringify(f.storeBacklogByStatus)})${f.refusedButConsumed ? `, ${f.refusedButConsumed} refused captures consumed their intent anyway` : ''}${f.unanswered ? `, ${f.unanswered} unanswered` : ''}${f.notSent ? `, ${f.notSent} not sent (client cap)` : ''}; ` +
     `CPU ${f1(f.cpuMsPerSettledTotal)} ms/settled; Temporal ${f1(f.temporal.perPayment)} events/payment; store ${f.storeCommandsPerPayment === null ? 'n/a' : f1(f.storeCommandsPerPayment)} commands/payment; ` +

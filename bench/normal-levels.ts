@@ -1,10 +1,11 @@
 /**
- * Runs the normal-load levels (half and 80 % of the peak's settled/s) with the same open-loop
+ * Runs the normal-load levels (half and 80 % of the peak's steady settled/s) with the same open-loop
  * machinery as the sweep, merchants polling once a second, after the sweep's backlog has settled
  * (bounded) so the levels measure normal load rather than the overloaded levels' leftovers.
  */
 import { waitForStoreBacklog } from './growth.js';
 import { describeLevel, runLevel, type LevelFigures, type LevelSettings } from './level.js';
+import { steadySettledRate } from './summary.js';
 import { NORMAL_LOAD, normalLoadFigures, normalLoadRates, type NormalLoadFigures, type NormalLoadKey } from './normal-load.js';
 
 export interface NormalLevel {
@@ -16,11 +17,11 @@ export type NormalLevels = Record<NormalLoadKey, NormalLevel | null>;
 
 export async function runNormalLevels(
   settings: LevelSettings,
-  peak: Pick<LevelFigures, 'settledPerSec' | 'sustainedSettledPerSec'>,
+  peak: Pick<LevelFigures, 'pacedSettledPerSec' | 'sustainedSettledPerSec' | 'settledPerSec' | 'storeConfirmedPerSec'>,
   earlierPaymentIds: readonly string[],
   o: { seconds: number; backlogWaitSeconds: number; log: (line: string) => void },
 ): Promise<NormalLevels> {
-  const rates = normalLoadRates(peak.settledPerSec);
+  const rates = normalLoadRates(steadySettledRate(peak));
   if (!rates) {
     o.log('normal-load levels skipped: no settled payments at the peak');
     return { half: null, eighty: null };
@@ -31,7 +32,7 @@ export async function runNormalLevels(
   for (const key of Object.keys(NORMAL_LOAD) as NormalLoadKey[]) {
     const level = await runLevel(settings, `${rates[key]}/s (${NORMAL_LOAD[key]}x peak)`, rates[key], o.seconds);
     o.log(describeLevel(level));
-    out[key] = { level, figures: normalLoadFigures(level, peak.sustainedSettledPerSec) };
+    out[key] = { level, figures: normalLoadFigures(level, steadySettledRate(peak)) };
   }
   return out;
 }

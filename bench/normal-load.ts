@@ -1,13 +1,13 @@
 /**
  * Normal load, measured against the floor of the same run: two open-loop levels at a share of the
- * peak's settled/s (half and 80 %), and the bars the peak and those levels are held against. The
+ * peak's steady settled/s (half and 80 %), and the bars the peak and those levels are held against. The
  * peak is compared with the bare-worker ceiling (delayed start -> signal-with-start -> complete),
  * so the bars hold on any machine.
  */
 import type { LevelFigures } from './level.js';
 import type { Bar } from './summary.js';
 
-/** Each normal level's offered rate as a share of the peak's settled/s. */
+/** Each normal level's offered rate as a share of the peak's steady settled/s. */
 export const NORMAL_LOAD = { half: 0.5, eighty: 0.8 } as const;
 export type NormalLoadKey = keyof typeof NORMAL_LOAD;
 
@@ -20,11 +20,7 @@ export interface NormalLoadFigures {
   captureP99Ms: number;
   pollP99Ms: number;
   confirmP99Ms: number;
-  /**
-   * Offered/s over the peak level's sustained settled/s (settlements within one window, not its
-   * drain): the peak's settled/s counts the drain's settlements against the window, so a level at
-   * 0.8x of it may already run at the pipeline's capacity (docs/scaling.md, fourth round).
-   */
+  /** Offered/s (as sent, not as scheduled) over the peak's steady settled/s. */
   ofPeakSustained: number;
 }
 
@@ -80,7 +76,7 @@ function shedBar(key: NormalLoadKey, level: NormalLevel, atMost: number): Bar {
     metric: `${levelName(key, level)}: captures answered 503`,
     measured: pct(v),
     unit: '%',
-    detail: level ? `of ${level.figures.offeredPerSec.toFixed(1)} /s offered, ${level.figures.ofPeakSustained.toFixed(2)}x the peak level's sustained settled/s` : undefined,
+    detail: level ? `of ${level.figures.offeredPerSec.toFixed(1)} /s offered, ${level.figures.ofPeakSustained.toFixed(2)}x the peak's steady settled/s` : undefined,
     bar: atMost === 0 ? '== 0 %' : `<= ${atMost * 100} %`,
     meets: ok(v, (x) => x <= atMost),
     baseline: '',

@@ -42,6 +42,7 @@ function levelGrid(levels: readonly LevelFigures[]): Grid {
       row('unanswered at end / not sent (client cap)', (l) => `${l.unanswered} / ${l.notSent}`),
       row('settled /s (window + drain, per window s)', (l) => num(l.settledPerSec)),
       row('sustained settled /s (lag-shifted window)', (l) => num(l.sustainedSettledPerSec)),
+      row('paced settled /s (between batches)', (l) => num(l.pacedSettledPerSec)),
       row('store CONFIRMED growth /s (window + drain)', (l) => num(l.storeConfirmedPerSec)),
       row('capture p50 / p99 / max ms', (l) => `${num(l.captureMs.p50)} / ${num(l.captureMs.p99)} / ${num(l.captureMs.max, 0)}`),
       row('client send lag p99 ms', (l) => num(l.sendLagP99Ms)),

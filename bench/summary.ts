@@ -2,10 +2,27 @@
 import type { PreloadResult } from './growth.js';
 import type { LevelFigures } from './level.js';
 
+/**
+ * A level's settled/s in the headline figures: the pace of its settlement batches (bench/pace.ts),
+ * or where a shard settled it in one batch, its sustained rate (settlements in one window shifted
+ * by the median capture -> CONFIRMED), held between what the level proves: at least its own
+ * payments confirmed in the store over window + drain (the pipeline did that much), at most the
+ * payments settled by the end of its drain over the window. That upper figure, the headline until
+ * the fifth round (docs/scaling.md), credits an overloaded level with up to window + drain seconds
+ * of settling; it stays beside the headline as `...ByDrainPerSec`.
+ */
+export function steadySettledRate(l: Pick<LevelFigures, 'pacedSettledPerSec' | 'sustainedSettledPerSec' | 'settledPerSec' | 'storeConfirmedPerSec'>): number {
+  const estimate = Number.isFinite(l.pacedSettledPerSec) ? l.pacedSettledPerSec : l.sustainedSettledPerSec;
+  return Math.max(Math.min(estimate, l.settledPerSec), Math.min(l.storeConfirmedPerSec, l.settledPerSec));
+}
+
 export interface BenchSummary {
+  /** The peak level's steady settled/s. */
   peakSettledPerSec: number;
+  /** The same level's settled by the end of its drain, over the window (the figure before the fifth round). */
+  peakSettledByDrainPerSec: number;
   peak: { label: string; offeredPerSec: number };
-  overload: { label: string; offeredPerSec: number; settledPerSec: number; captureMaxMs: number; extraLevel: boolean };
+  overload: { label: string; offeredPerSec: number; settledPerSec: number; settledByDrainPerSec: number; captureMaxMs: number; extraLevel: boolean };
   at50: { label: string; offeredPerSec: number; captureP99Ms: number; confirmP99Ms: number; batchWindowMs: number; pollP99Ms: number };
   cpuMsPerSettledPayment: number;
   temporalEventsPerPayment: number;
@@ -36,9 +53,9 @@ export const BASELINES = {
 
 export const BARS = { peakSettledPerSec: 100, overloadShare: 0.9, overloadCaptureMaxMs: 1000, at50CaptureP99Ms: 100, at50PollP99Ms: 100, confirmSlackMs: 5000, cpuMs: 15, growth: 0.2 };
 
-/** The level with the most settled/s among `levels`. */
+/** The level with the most steady settled/s among `levels`. */
 export function peakLevel(levels: readonly LevelFigures[]): LevelFigures {
-  return levels.reduce((best, l) => (l.settledPerSec > best.settledPerSec ? l : best), levels[0] as LevelFigures);
+  return levels.reduce((best, l) => (steadySettledRate(l) > steadySettledRate(best) ? l : best), levels[0] as LevelFigures);
 }
 
 /** The level whose offered rate is nearest `rate`. */
@@ -56,9 +73,17 @@ export function summarizeBench(
   const peak = peakLevel(levels);
   const at50 = nearest(levels, 50);
   return {
-    peakSettledPerSec: peak.settledPerSec,
+    peakSettledPerSec: steadySettledRate(peak),
+    peakSettledByDrainPerSec: peak.settledPerSec,
     peak: { label: peak.label, offeredPerSec: peak.offeredPerSec },
-    overload: { label: overload.label, offeredPerSec: overload.offeredPerSec, settledPerSec: overload.settledPerSec, captureMaxMs: overload.captureMs.max, extraLevel: extraOverload },
+    overload: {
+      label: overload.label,
+      offeredPerSec: overload.offeredPerSec,
+      settledPerSec: steadySettledRate(overload),
+      settledByDrainPerSec: overload.settledPerSec,
+      captureMaxMs: overload.captureMs.max,
+      extraLevel: extraOverload,
+    },
     at50: { label: at50.label, offeredPerSec: at50.offeredPerSec, captureP99Ms: at50.captureMs.p99, confirmP99Ms: at50.confirmS.p99 * 1000, batchWindowMs, pollP99Ms: at50.pollMs.p99 },
     cpuMsPerSettledPayment: peak.cpuMsPerSettledTotal,
     temporalEventsPerPayment: peak.temporal.perPayment,
@@ -67,7 +92,7 @@ export function summarizeBench(
       ? {
           storedPayments: growth.preload.storedPayments,
           offeredPerSec: growth.level.offeredPerSec,
-          settledPerSecRatio: growth.level.settledPerSec / peak.settledPerSec,
+          settledPerSecRatio: steadySettledRate(growth.level) / steadySettledRate(peak),
           captureP50Ratio: growth.level.captureMs.p50 / peak.captureMs.p50,
           preloadSeconds: growth.preload.seconds,
           preloadNote: growth.preload.note,
@@ -82,11 +107,12 @@ export function bars(s: BenchSummary): Bar[] {
   const peak = s.peakSettledPerSec;
   const confirmBar = s.at50.batchWindowMs + BARS.confirmSlackMs;
   return [
-    { metric: `peak settled/s (the ${s.peak.label} level)`, measured: peak, unit: '/s', bar: `>= ${BARS.peakSettledPerSec} /s`, meets: ok(peak, (v) => v >= BARS.peakSettledPerSec), baseline: `${BASELINES.open10}; ${BASELINES.open30}` },
+    { metric: `peak steady settled/s (the ${s.peak.label} level)`, measured: peak, detail: `${s.peakSettledByDrainPerSec.toFixed(1)} /s counting its drain`, unit: '/s', bar: `>= ${BARS.peakSettledPerSec} /s`, meets: ok(peak, (v) => v >= BARS.peakSettledPerSec), baseline: `${BASELINES.open10}; ${BASELINES.open30}` },
     {
-      metric: `settled/s at 4x peak (the ${s.overload.label} level)`,
+      metric: `steady settled/s at 4x peak (the ${s.overload.label} level)`,
       measured: s.overload.settledPerSec,
       unit: '/s',
+      detail: `${s.overload.settledByDrainPerSec.toFixed(1)} /s counting its drain`,
       bar: `>= 90% of peak (${(peak * BARS.overloadShare).toFixed(1)} /s)`,
       meets: ok(s.overload.settledPerSec, (v) => v >= peak * BARS.overloadShare),
       baseline: BASELINES.open30,

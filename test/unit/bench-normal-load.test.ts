@@ -32,7 +32,7 @@ describe('bench normal load', () => {
     assert.ok(Number.isNaN(shedFraction(level({ offered: 0 }))));
   });
 
-  it('reports the six figures BENCH_OUT carries, confirm p99 in ms, and the offered rate over the peak level\'s sustained settled/s', () => {
+  it('reports the six figures BENCH_OUT carries, confirm p99 in ms, and the offered rate over the peak level\'s steady settled/s', () => {
     assert.deepEqual(normalLoadFigures(level({ shedUnavailable: 3 }), 40), { offeredPerSec: 30, acceptedPerSec: 29.4, shedFraction: 0.01, captureP99Ms: 180.5, pollP99Ms: 42, confirmP99Ms: 6020, ofPeakSustained: 0.75 });
     assert.ok(Number.isNaN(normalLoadFigures(level({}), 0).ofPeakSustained));
   });
@@ -42,7 +42,7 @@ describe('bench normal load', () => {
     assert.deepEqual(verdicts(bars), [true, true, true, true, true, true]);
     assert.equal(bars[0]?.measured, 0.75);
     assert.equal(bars[0]?.detail, '75.0 /s of 100.0 /s');
-    assert.equal(bars[1]?.detail, "of 32.0 /s offered, 0.60x the peak level's sustained settled/s");
+    assert.equal(bars[1]?.detail, "of 32.0 /s offered, 0.60x the peak's steady settled/s");
     assert.equal(bars[4]?.measured, 1);
   });
 

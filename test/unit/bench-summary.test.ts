@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import type { LevelFigures } from '../../bench/level.js';
+import { bars, peakLevel, summarizeBench, steadySettledRate } from '../../bench/summary.js';
+
+// Only the fields the summary reads; the rest of a level's figures do not enter it.
+const level = (label: string, offeredRate: number, settledPerSec: number, sustainedSettledPerSec: number, pacedSettledPerSec = Number.NaN, storeConfirmedPerSec = 0) =>
+  ({
+    storeConfirmedPerSec,
+    label,
+    offeredRate,
+    offeredPerSec: offeredRate,
+    settledPerSec,
+    sustainedSettledPerSec,
+    pacedSettledPerSec,
+    captureMs: { p50: 20, p99: 200, max: 400 },
+    confirmS: { p50: 4, p99: 8, max: 9 },
+    pollMs: { p50: 3, p99: 50 },
+    cpuMsPerSettledTotal: 30,
+    temporal: { perPayment: 7 },
+    storeCommandsPerPayment: 6.5,
+  }) as unknown as LevelFigures;
+
+describe('bench summary', () => {
+  // An overloaded level is credited with its drain's settlements by the drain-based figure: here
+  // 100/s "settles" 60/s over its window while it sustained 40/s; 50/s kept pace at 46/s.
+  const sweep = [level('25/s', 25, 25, 24), level('50/s', 50, 50, 46), level('100/s', 100, 60, 40)];
+
+  it('takes the peak at the most steady settled/s, not the most settled by the end of the drain', () => {
+    assert.equal(peakLevel(sweep).label, '50/s');
+  });
+
+  it("takes a level's batch pace where it has one, else its sustained rate, and neither above the drain-based figure", () => {
+    assert.equal(steadySettledRate(level('100/s', 100, 60, 30, 44)), 44);
+    assert.equal(steadySettledRate(level('100/s', 100, 60, 30)), 30);
+    assert.equal(steadySettledRate(level('25/s', 25, 24.5, 30, 26)), 24.5);
+    assert.equal(peakLevel([level('50/s', 50, 50, 52, 47), level('100/s', 100, 63, 41, 49)]).label, '100/s');
+  });
+
+  it("never below the level's own payments confirmed over window + drain: the pipeline did at least that much", () => {
+    assert.equal(steadySettledRate(level('100/s', 100, 41.7, 40.1, 25.8, 29.6)), 29.6);
+    assert.equal(steadySettledRate(level('25/s', 25, 20, 30, 26, 21)), 20, 'nor above the drain-based figure');
+  });
+
+  it('never takes a sustained rate above the drain-based one (a window that caught one batch more than its share)', () => {
+    assert.equal(peakLevel([level('25/s', 25, 23, 37), level('50/s', 50, 50, 30)]).label, '50/s');
+    assert.equal(steadySettledRate(level('25/s', 25, 23, 37)), 23);
+  });
+
+  it('reports the peak, the 4x level and data growth by their sustained rates, the drain-based figures beside them', () => {
+    const overload = level('200/s (4x peak)', 200, 70, 42);
+    const s = summarizeBench(sweep, overload, true, { level: level('50/s +1k stored', 50, 49, 41.4), preload: { storedPayments: 1000, seconds: 5, note: 'n', paymentsPerSecond: 200 } as never }, 5000);
+    assert.equal(s.peakSettledPerSec, 46);
+    assert.equal(s.peakSettledByDrainPerSec, 50);
+    assert.deepEqual([s.overload.settledPerSec, s.overload.settledByDrainPerSec], [42, 70]);
+    assert.equal(s.dataGrowth.settledPerSecRatio, 41.4 / 46);
+    const overloadBar = bars(s).find((b) => b.metric.startsWith('steady settled/s at 4x peak'));
+    assert.equal(overloadBar?.meets, 42 >= 0.9 * 46);
+    assert.match(overloadBar?.detail ?? '', /70\.0 \/s counting its drain/);
+  });
+});
