@@ -21,7 +21,8 @@ export async function runNormalLevels(
   earlierPaymentIds: readonly string[],
   o: { seconds: number; backlogWaitSeconds: number; log: (line: string) => void },
 ): Promise<NormalLevels> {
-  const rates = normalLoadRates(steadySettledRate(peak));
+  const peakRate = steadySettledRate(peak);
+  const rates = normalLoadRates(peakRate);
   if (!rates) {
     o.log('normal-load levels skipped: no settled payments at the peak');
     return { half: null, eighty: null };
@@ -32,7 +33,7 @@ export async function runNormalLevels(
   for (const key of Object.keys(NORMAL_LOAD) as NormalLoadKey[]) {
     const level = await runLevel(settings, `${rates[key]}/s (${NORMAL_LOAD[key]}x peak)`, rates[key], o.seconds);
     o.log(describeLevel(level));
-    out[key] = { level, figures: normalLoadFigures(level, steadySettledRate(peak)) };
+    out[key] = { level, figures: normalLoadFigures(level, peakRate) };
   }
   return out;
 }

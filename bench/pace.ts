@@ -7,6 +7,8 @@
  * round after the arrivals stop holds only the remainder, and the first has no round before it),
  * and the level's pace is the sum over shards.
  */
+import { median } from './stats.js';
+
 export interface SettledBatch {
   shard: number;
   confirmedAtMs: number;
@@ -31,10 +33,4 @@ export function batchPacePerSec(batches: readonly SettledBatch[]): number | null
     pace += median(rounds);
   }
   return pace;
-}
-
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
 }

@@ -3,6 +3,7 @@
  * count keep growing? Samples from the first quarter (warm-up: JIT, caches, pools) are left out;
  * the second quarter is the baseline the last quarter is compared with.
  */
+import { mean, median } from './stats.js';
 
 export interface SoakSample {
   /** Seconds since the load started. */
@@ -48,14 +49,7 @@ export interface SoakVerdict {
   problems: string[];
 }
 
-export function median(xs: readonly number[]): number {
-  if (xs.length === 0) return Number.NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
-}
-
-const mean = (xs: readonly number[]) => (xs.length === 0 ? Number.NaN : xs.reduce((a, b) => a + b, 0) / xs.length);
+export { median };
 
 /** The samples of quarter q (0..3) of the run by time. */
 export function quarter(samples: readonly SoakSample[], q: number): SoakSample[] {

@@ -17,6 +17,13 @@ export function summarize(samples: readonly number[]): LatencySummary {
   return { count: sorted.length, p50: percentile(sorted, 50), p95: percentile(sorted, 95), p99: percentile(sorted, 99), max: sorted.at(-1) ?? Number.NaN };
 }
 
+export function median(xs: readonly number[]): number {
+  if (xs.length === 0) return Number.NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
+}
+
 export function mean(xs: readonly number[]): number {
   return xs.length === 0 ? Number.NaN : xs.reduce((s, x) => s + x, 0) / xs.length;
 }
