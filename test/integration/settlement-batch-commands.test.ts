@@ -46,8 +46,9 @@ describe('settlement: the store commands of a batch do not grow with its payment
     const five = await settleSpread(w, 5);
     for (const [label, n] of [['1 borrower', one], ['5 borrowers', five]] as const) {
       assert.ok(n.batches >= 1, `${label}: batches counted ${JSON.stringify(n)}`);
-      // A batch end reads its borrowers once and writes them in one command; a retried end reads them again.
-      assert.ok(n.borrowers <= 2 * n.batches + 2, `${label}: ${n.borrowers} borrower commands for ${n.batches} batches`);
+      // A batch end reads its borrowers once and writes them in one command; a write a concurrent capture's
+      // hold overtook is decided again (one more read and write). Under CI load two such retries were seen.
+      assert.ok(n.borrowers <= 2 * n.batches + 4, `${label}: ${n.borrowers} borrower commands for ${n.batches} batches`);
       // One $in read per gather poll that met new entries (8 of 20 seen); one read per entry was at least PAYMENTS (27 and 36 seen).
       assert.ok(n.fates < PAYMENTS, `${label}: ${n.fates} spend intent fate reads for ${PAYMENTS} payments`);
     }
