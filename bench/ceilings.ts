@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import type { World } from '../tools/harness/world.js';
-import { mapPool } from './stats.js';
+import { mapPool, mean } from './stats.js';
 
 export interface Ceilings {
   storeInsertsPerSecond: number;
@@ -12,6 +12,11 @@ export interface Ceilings {
   signalWorkflowsPerSecond: number;
   /** The same workflow started with its first task delayed, then ended by a signal-with-start (one workflow task, as payments run). */
   delayedSignalWorkflowsPerSecond: number;
+  /**
+   * Each measurement behind the two signal ceilings, in run order: before the levels and, when the
+   * bench re-measured them (remeasureTemporalCeilings), after the sweep. The ceilings are their means.
+   */
+  samples?: { when: string; signalWorkflowsPerSecond: number; delayedSignalWorkflowsPerSecond: number }[];
   httpRequestsPerSecond: number;
   /** Bundling the tiny workflow file and starting the worker (not part of the rate). */
   workerStartSeconds: number;
@@ -62,7 +67,33 @@ export async function measureCeilings(w: World, baseUrl: string, sizes: CeilingS
     const res = await fetch(`${baseUrl}/facilitator/supported`);
     await res.arrayBuffer();
   });
-  return { storeInsertsPerSecond, storeReadsPerSecond, workflowStartsPerSecond, signalWorkflowsPerSecond, delayedSignalWorkflowsPerSecond, httpRequestsPerSecond, workerStartSeconds };
+  return {
+    storeInsertsPerSecond,
+    storeReadsPerSecond,
+    workflowStartsPerSecond,
+    signalWorkflowsPerSecond,
+    delayedSignalWorkflowsPerSecond,
+    samples: [{ when: 'before the levels', signalWorkflowsPerSecond, delayedSignalWorkflowsPerSecond }],
+    httpRequestsPerSecond,
+    workerStartSeconds,
+  };
+}
+
+/**
+ * Measures the two Temporal signal ceilings again (`when` names the moment) and returns the
+ * ceilings with them averaged over every sample: a ratio to one short sample taken before the
+ * levels, on a near-empty Temporal database, moved with that sample alone (48-70/s between runs
+ * of one build on one machine).
+ */
+export async function remeasureTemporalCeilings(w: World, ceilings: Ceilings, n: number, when: string): Promise<Ceilings> {
+  const again = await signalWorkflowCeiling(w, n);
+  const samples = [...(ceilings.samples ?? []), { when, signalWorkflowsPerSecond: again.perSecond, delayedSignalWorkflowsPerSecond: again.delayedPerSecond }];
+  return {
+    ...ceilings,
+    signalWorkflowsPerSecond: mean(samples.map((s) => s.signalWorkflowsPerSecond)),
+    delayedSignalWorkflowsPerSecond: mean(samples.map((s) => s.delayedSignalWorkflowsPerSecond)),
+    samples,
+  };
 }
 
 async function signalWorkflowCeiling(w: World, n: number): Promise<{ perSecond: number; delayedPerSecond: number; startSeconds: number }> {

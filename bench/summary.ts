@@ -22,6 +22,8 @@ export interface BenchSummary {
   /** The same level's settled by the end of its drain, over the window (the figure before the fifth round). */
   peakSettledByDrainPerSec: number;
   peak: { label: string; offeredPerSec: number };
+  /** The level where the stack reached its capacity (saturationLevel); 4x and data growth run at multiples of its rate. */
+  saturation: { label: string; offeredPerSec: number };
   overload: { label: string; offeredPerSec: number; settledPerSec: number; settledByDrainPerSec: number; captureMaxMs: number; extraLevel: boolean };
   at50: { label: string; offeredPerSec: number; captureP99Ms: number; confirmP99Ms: number; batchWindowMs: number; pollP99Ms: number };
   cpuMsPerSettledPayment: number;
@@ -58,6 +60,25 @@ export function peakLevel(levels: readonly LevelFigures[]): LevelFigures {
   return levels.reduce((best, l) => (steadySettledRate(l) > steadySettledRate(best) ? l : best), levels[0] as LevelFigures);
 }
 
+/** A level that answered at least this share of its offered captures 503 was past the stack's capacity. */
+export const SATURATED_SHED_SHARE = 0.2;
+
+/**
+ * The offered rate at which the stack reached its capacity: the peak level, or a lower one from
+ * which every level up shed at least SATURATED_SHED_SHARE of its captures. Past capacity every
+ * level settles the same within noise (+-15 % between levels of one run), so the best of them
+ * lands on 200/s or 400/s as often as on 100/s, and 4x that rate (800-1,600/s) measures the bench
+ * client, not the stack. The overload level and data growth run at multiples of this rate.
+ */
+export function saturationLevel(levels: readonly LevelFigures[]): LevelFigures {
+  const peak = peakLevel(levels);
+  const byRate = [...levels].sort((a, b) => a.offeredRate - b.offeredRate);
+  const shedding = (l: LevelFigures) => l.offered > 0 && l.shedUnavailable / l.offered >= SATURATED_SHED_SHARE;
+  const first = byRate.findIndex((l, i) => byRate.slice(i).every(shedding));
+  const saturated = first >= 0 ? byRate[first] : undefined;
+  return saturated && saturated.offeredRate < peak.offeredRate ? saturated : peak;
+}
+
 /** The level whose offered rate is nearest `rate`. */
 export function nearest(levels: readonly LevelFigures[], rate: number): LevelFigures {
   return levels.reduce((best, l) => (Math.abs(l.offeredRate - rate) < Math.abs(best.offeredRate - rate) ? l : best), levels[0] as LevelFigures);
@@ -71,11 +92,13 @@ export function summarizeBench(
   batchWindowMs: number,
 ): BenchSummary {
   const peak = peakLevel(levels);
+  const saturation = saturationLevel(levels);
   const at50 = nearest(levels, 50);
   return {
     peakSettledPerSec: steadySettledRate(peak),
     peakSettledByDrainPerSec: peak.settledPerSec,
     peak: { label: peak.label, offeredPerSec: peak.offeredPerSec },
+    saturation: { label: saturation.label, offeredPerSec: saturation.offeredPerSec },
     overload: {
       label: overload.label,
       offeredPerSec: overload.offeredPerSec,
@@ -92,8 +115,9 @@ export function summarizeBench(
       ? {
           storedPayments: growth.preload.storedPayments,
           offeredPerSec: growth.level.offeredPerSec,
-          settledPerSecRatio: steadySettledRate(growth.level) / steadySettledRate(peak),
-          captureP50Ratio: growth.level.captureMs.p50 / peak.captureMs.p50,
+          // against the sweep's level at the same offered rate
+          settledPerSecRatio: steadySettledRate(growth.level) / steadySettledRate(saturation),
+          captureP50Ratio: growth.level.captureMs.p50 / saturation.captureMs.p50,
           preloadSeconds: growth.preload.seconds,
           preloadNote: growth.preload.note,
         }
@@ -109,7 +133,7 @@ export function bars(s: BenchSummary): Bar[] {
   return [
     { metric: `peak steady settled/s (the ${s.peak.label} level)`, measured: peak, detail: `${s.peakSettledByDrainPerSec.toFixed(1)} /s counting its drain`, unit: '/s', bar: `>= ${BARS.peakSettledPerSec} /s`, meets: ok(peak, (v) => v >= BARS.peakSettledPerSec), baseline: `${BASELINES.open10}; ${BASELINES.open30}` },
     {
-      metric: `steady settled/s at 4x peak (the ${s.overload.label} level)`,
+      metric: `steady settled/s at 4x the saturation rate (the ${s.overload.label} level)`,
       measured: s.overload.settledPerSec,
       unit: '/s',
       detail: `${s.overload.settledByDrainPerSec.toFixed(1)} /s counting its drain`,
@@ -117,7 +141,7 @@ export function bars(s: BenchSummary): Bar[] {
       meets: ok(s.overload.settledPerSec, (v) => v >= peak * BARS.overloadShare),
       baseline: BASELINES.open30,
     },
-    { metric: `capture max at 4x peak`, measured: s.overload.captureMaxMs, unit: 'ms', bar: `<= ${BARS.overloadCaptureMaxMs} ms`, meets: ok(s.overload.captureMaxMs, (v) => v <= BARS.overloadCaptureMaxMs), baseline: '' },
+    { metric: `capture max at 4x the saturation rate`, measured: s.overload.captureMaxMs, unit: 'ms', bar: `<= ${BARS.overloadCaptureMaxMs} ms`, meets: ok(s.overload.captureMaxMs, (v) => v <= BARS.overloadCaptureMaxMs), baseline: '' },
     { metric: `capture p99 at ${s.at50.label}`, measured: s.at50.captureP99Ms, unit: 'ms', bar: `<= ${BARS.at50CaptureP99Ms} ms`, meets: ok(s.at50.captureP99Ms, (v) => v <= BARS.at50CaptureP99Ms), baseline: BASELINES.closedLoop10 },
     { metric: `poll p99 at ${s.at50.label}`, measured: s.at50.pollP99Ms, unit: 'ms', bar: `<= ${BARS.at50PollP99Ms} ms`, meets: ok(s.at50.pollP99Ms, (v) => v <= BARS.at50PollP99Ms), baseline: '' },
     {

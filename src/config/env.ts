@@ -63,7 +63,7 @@ export const EnvSchema = z.object({
       return fds;
     }),
   /** How many accepting handles the stack's launcher gives the API on its listening socket (API_LISTEN_FDS). */
-  API_ACCEPT_HANDLES: intFromEnv(8, 1),
+  API_ACCEPT_HANDLES: intFromEnv(64, 1),
   /**
    * Public origin of the API; {base_url} is this + /api/v1 and {mcp_url} is this + /mcp. The OAuth
    * and MCP routes refuse a request whose Host (X-Forwarded-Host when set) is not this origin's host.

@@ -48,7 +48,7 @@ describe('API listening socket', function () {
         return false; // closed while we looked
       }
     });
-    assert.equal(onSocket.length, 8, `descriptors of the listening socket: ${onSocket.join(',')}`);
+    assert.equal(onSocket.length, stack.config.API_ACCEPT_HANDLES, `descriptors of the listening socket: ${onSocket.join(',')}`);
     const res = await fetch(`${w.baseUrl}/facilitator/health`);
     assert.equal(res.status, 200);
   });

@@ -11,9 +11,9 @@ describe('the API listening settings', () => {
     assert.throws(() => loadEnv({ API_LISTEN_FDS: '3,x' }), /API_LISTEN_FDS/);
   });
 
-  it('defaults to 8 accepting handles and a backlog of 4096', () => {
+  it('defaults to 64 accepting handles and a backlog of 4096', () => {
     const env = loadEnv({});
-    assert.equal(env.API_ACCEPT_HANDLES, 8);
+    assert.equal(env.API_ACCEPT_HANDLES, 64);
     assert.equal(env.API_LISTEN_BACKLOG, 4096);
   });
 

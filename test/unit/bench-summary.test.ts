@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import type { LevelFigures } from '../../bench/level.js';
-import { bars, peakLevel, summarizeBench, steadySettledRate } from '../../bench/summary.js';
+import { bars, peakLevel, saturationLevel, summarizeBench, steadySettledRate } from '../../bench/summary.js';
 
 // Only the fields the summary reads; the rest of a level's figures do not enter it.
-const level = (label: string, offeredRate: number, settledPerSec: number, sustainedSettledPerSec: number, pacedSettledPerSec = Number.NaN, storeConfirmedPerSec = 0) =>
+const level = (label: string, offeredRate: number, settledPerSec: number, sustainedSettledPerSec: number, pacedSettledPerSec = Number.NaN, storeConfirmedPerSec = 0, shedShare = 0) =>
   ({
     storeConfirmedPerSec,
+    offered: offeredRate * 15,
+    shedUnavailable: Math.round(offeredRate * 15 * shedShare),
     label,
     offeredRate,
     offeredPerSec: offeredRate,
@@ -53,8 +55,38 @@ describe('bench summary', () => {
     assert.equal(s.peakSettledByDrainPerSec, 50);
     assert.deepEqual([s.overload.settledPerSec, s.overload.settledByDrainPerSec], [42, 70]);
     assert.equal(s.dataGrowth.settledPerSecRatio, 41.4 / 46);
-    const overloadBar = bars(s).find((b) => b.metric.startsWith('steady settled/s at 4x peak'));
+    const overloadBar = bars(s).find((b) => b.metric.startsWith('steady settled/s at 4x the saturation rate'));
     assert.equal(overloadBar?.meets, 42 >= 0.9 * 46);
     assert.match(overloadBar?.detail ?? '', /70\.0 \/s counting its drain/);
+  });
+
+  describe('the saturation rate (4x and data growth run at multiples of it)', () => {
+    // Past capacity the levels settle alike within noise; the best of them can land on 400/s.
+    const past = [
+      level('25/s', 25, 25, 24, 24, 24),
+      level('50/s', 50, 48, 40, 40, 38, 0.06),
+      level('100/s', 100, 60, 41, 41, 40, 0.45),
+      level('200/s', 200, 55, 39, 39, 38, 0.75),
+      level('400/s', 400, 57, 44, 44, 42, 0.88),
+    ];
+
+    it('is the lowest level from which every level up shed at least a fifth of its captures, when the best lies above it', () => {
+      assert.equal(peakLevel(past).label, '400/s');
+      assert.equal(saturationLevel(past).label, '100/s');
+    });
+
+    it('is the peak level when the peak lies lower, or when no run of levels shed', () => {
+      assert.equal(saturationLevel(sweep).label, '50/s');
+      const [l25, l50, l100, l200, l400] = past as [LevelFigures, LevelFigures, LevelFigures, LevelFigures, LevelFigures];
+      assert.equal(saturationLevel([l25, l50, l100, level('200/s', 200, 55, 39, 39, 38, 0.1), l400]).label, '400/s', 'a level between that shed little breaks the run');
+      assert.equal(saturationLevel([l25, level('50/s', 50, 50, 47, 47, 45, 0.3), l100, l200]).label, '50/s');
+    });
+
+    it('sets the growth comparison: the re-run against the sweep level at the same offered rate', () => {
+      const s = summarizeBench(past, level('400/s', 400, 57, 44, 44, 42, 0.88), false, { level: level('100/s +100k stored', 100, 58, 37, 37, 36, 0.5), preload: { storedPayments: 100_000, seconds: 40, note: 'n', paymentsPerSecond: 2500 } as never }, 5000);
+      assert.deepEqual(s.saturation, { label: '100/s', offeredPerSec: 100 });
+      assert.equal(s.peakSettledPerSec, 44);
+      assert.equal(s.dataGrowth.settledPerSecRatio, 37 / 41);
+    });
   });
 });
