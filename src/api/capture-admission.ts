@@ -18,10 +18,18 @@ export interface AdmissionLimits {
 
 const BACKLOG_REFRESH_MS = 1_000;
 const ADJUST_EVERY_MS = 1_000;
-/** The in-flight limit never shrinks below this: a stall of a few hundred ms at normal load must not fill it. */
-const MIN_LIMIT = 16;
-/** Seconds of measured throughput the limit always allows in flight (Little's law with room for a pause). */
-const THROUGHPUT_ALLOWANCE_S = 0.5;
+/**
+ * The in-flight limit never shrinks below this. It only shrinks while captures fill it and are slow
+ * (an overload), so at normal load the limit stays near its maximum and a stall does not meet it.
+ */
+const MIN_LIMIT = 8;
+/**
+ * Seconds of measured throughput the limit always allows in flight (Little's law). Past capacity
+ * the captures in flight queue at the store's writer, so this is about the time an admitted capture
+ * takes: 0.5 s gave store phases of ~150 ms each and a capture p99 of 1.2-1.4 s at 4x; 0.25 s (with
+ * a floor of 8 instead of 16) ~55 ms and 0.7-0.9 s (docs/scaling.md, "sixth round").
+ */
+const THROUGHPUT_ALLOWANCE_S = 0.25;
 
 interface Waiter {
   admit(): void;
