@@ -34,7 +34,7 @@ import { benchmarksPage, type RunSettings } from './markdown.js';
 import type { ArrivalKind } from './open-loop.js';
 import { buildBlocks, blockText } from './sections.js';
 import { mapPool } from './stats.js';
-import { bars, peakLevel, saturationLevel, SATURATED_SHED_SHARE, summarizeBench, steadySettledRate } from './summary.js';
+import { bars, peakLevel, saturationLevel, SATURATED_SHED_SHARE, summarizeBench, steadySettledRate, type GrowthRun } from './summary.js';
 import { throughputChart } from './svg-chart.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
@@ -150,18 +150,31 @@ async function main() {
     }
     const reported = [...levels, ...normalLevels, ...(extraOverload ? [overload] : [])];
 
-    let growth: { level: LevelFigures; preload: PreloadResult } | null = null;
+    let growth: GrowthRun | null = null;
     if (PRELOAD > 0) {
       const settlement = (await agentDeps(w)).settlement;
       const backlogBefore = await waitForStoreBacklog(w, reported.flatMap((l) => l.openPaymentIds), QUICK ? 20 : 60);
       console.log(`before the preload: ${backlogBefore.left} payments neither CONFIRMED nor FAILED after waiting ${backlogBefore.waitedSeconds.toFixed(0)} s`);
-      // Leave room for the re-run (window + drain + reading its figures) and the report.
-      const stopAt = QUICK ? tStart + (QUICK_LIMIT_SECONDS - SECONDS - DRAIN - 20) * 1000 : Number.POSITIVE_INFINITY;
-      const preload = { ...(await preloadPayments(w, merchants, borrowers, settlement, PRELOAD, 60, (m) => console.log(m), stopAt)), backlogBefore };
+      // Leave room for the re-runs (each window + drain + reading its figures) and the report.
+      // Below capacity the half level drains in about 2 s, not the whole DRAIN.
+      const halfRerunSeconds = normal.half ? NORMAL_SECONDS + 5 : 0;
+      const stopAt = QUICK ? tStart + (QUICK_LIMIT_SECONDS - SECONDS - DRAIN - 20 - halfRerunSeconds) * 1000 : Number.POSITIVE_INFINITY;
+      // Side documents only when all of the preload fits before stopAt with them: the stored count comes first.
+      const budgetSeconds = Math.max(0, Math.min(60, (stopAt - performance.now()) / 1000));
+      const preload = { ...(await preloadPayments(w, merchants, borrowers, settlement, PRELOAD, budgetSeconds, (m) => console.log(m), stopAt)), backlogBefore };
       console.log(`preloaded ${preload.storedPayments} payments in ${preload.seconds.toFixed(1)} s (${preload.paymentsPerSecond.toFixed(0)}/s; ${preload.note})`);
-      const level = await runLevel(settings, `${saturation.offeredRate}/s +${Math.round(preload.storedPayments / 1000)}k stored`, saturation.offeredRate, SECONDS);
+      const stored = `+${Math.round(preload.storedPayments / 1000)}k stored`;
+      // Below capacity first (the pipeline idle, as for the sweep's half level), then the saturation rate.
+      let half: GrowthRun['half'] = null;
+      if (normal.half) {
+        const rate = normal.half.level.offeredRate;
+        const level = await runLevel(normalSettings, `${rate}/s (0.5x peak) ${stored}`, rate, NORMAL_SECONDS);
+        console.log(describeLevel(level));
+        half = { level, empty: normal.half.level };
+      }
+      const level = await runLevel(settings, `${saturation.offeredRate}/s ${stored}`, saturation.offeredRate, SECONDS);
       console.log(describeLevel(level));
-      growth = { level, preload };
+      growth = { level, preload, half };
     }
 
     const summary = summarizeBench(levels, overload, extraOverload, growth, stack.config.BATCH_MAX_WAIT_MS);
@@ -172,8 +185,8 @@ async function main() {
       half: normal.half && { label: normal.half.level.label, figures: normal.half.figures },
       eighty: normal.eighty && { label: normal.eighty.level.label, figures: normal.eighty.figures },
     });
-    const allLevels = growth ? [...reported, growth.level] : reported;
-    const blocks = buildBlocks({ summary, bars: barList, floorBars: floor, levels: allLevels, ceilings, gas: gasReport, preload: growth?.preload ?? null, growthBase: saturation, growth: growth?.level ?? null });
+    const allLevels = growth ? [...reported, ...(growth.half ? [growth.half.level] : []), growth.level] : reported;
+    const blocks = buildBlocks({ summary, bars: barList, floorBars: floor, levels: allLevels, ceilings, gas: gasReport, preload: growth?.preload ?? null, growthBase: saturation, growth: growth?.level ?? null, growthHalf: growth?.half ?? null });
     console.log(blocks.map(blockText).join('\n'));
 
     const run: RunSettings = {
@@ -252,7 +265,7 @@ function notes(s: ReturnType<typeof summarizeBench>, extraOverload: boolean): st
     'Store commands per payment: the growth of x402_store_commands_total on the API\'s and the worker\'s /metrics over the level, divided by settled payments (n/a when the metric is not exposed).',
     "Normal load: after the sweep (and a bounded wait for its backlog), two more open-loop levels offer 0.5x and 0.8x the peak's steady settled/s, merchants polling once a second; shedFraction is the captures answered 503 over those offered. BENCH_OUT carries them as `half` and `eighty`, each with its offered rate over the peak's steady rate (`ofPeakSustained`). Until the fifth round the peak was the drain-based figure (still in BENCH_OUT as `peakSettledByDrainPerSec`), 1.0-1.7x the steady one, which put the 0.8x level at the pipeline's capacity (docs/scaling.md).",
     "The ratio to the floor is the peak's settled/s over the Temporal ceiling measured in the same run (delayed start -> signal-with-start -> complete on the bench's own bare worker, the minimal shape of one payment), so it holds on any machine; BENCH_OUT carries it as `peakToCeilingRatio`. The ceiling is the mean of two samples, one before the levels and one after the sweep and the normal levels (the pipeline idle again), both in `ceilings.samples`: one short sample moved the ratio by itself (48-70/s between runs of one build).",
-    `The overload figure is the level at 4x the saturation rate${extraOverload ? ' (run as an extra level, since the rate list lacked it)' : ''}: the peak level's offered rate, or a lower one from which every level up answered at least ${SATURATED_SHED_SHARE * 100} % of its captures 503 (past capacity the levels settle alike within noise, and 4x the noisiest best of them, 800-1,600/s, measures the bench client). Data growth re-runs the saturation rate after the preload and is compared with the sweep's level at that rate.`,
+    `The overload figure is the level at 4x the saturation rate${extraOverload ? ' (run as an extra level, since the rate list lacked it)' : ''}: the peak level's offered rate, or a lower one from which every level up answered at least ${SATURATED_SHED_SHARE * 100} % of its captures 503 (past capacity the levels settle alike within noise, and 4x the noisiest best of them, 800-1,600/s, measures the bench client). Data growth re-runs the half level and then the saturation rate after the preload, each compared with the sweep's level at the same rate: the settled/s ratio at the saturation rate, the capture p50 ratio at the half level's (below capacity a capture's median is its own work; at capacity it is set by admission and queueing, 0.4-2.7 between runs of one build, and is shown beside it).`,
     `Peak steady settled/s was ${s.peakSettledPerSec.toFixed(1)} at ${s.peak.offeredPerSec.toFixed(0)}/s offered (${s.peakSettledByDrainPerSec.toFixed(1)} counting its drain).`,
   ];
 }

@@ -29,7 +29,26 @@ export interface BenchSummary {
   cpuMsPerSettledPayment: number;
   temporalEventsPerPayment: number;
   storeCommandsPerPayment: number | null;
-  dataGrowth: { storedPayments: number; offeredPerSec: number; settledPerSecRatio: number; captureP50Ratio: number; preloadSeconds: number; preloadNote: string };
+  dataGrowth: {
+    storedPayments: number;
+    offeredPerSec: number;
+    settledPerSecRatio: number;
+    /** At the half level's rate, below capacity, where a capture's median is its own work; at the saturation rate without a half level. */
+    captureP50Ratio: number;
+    /** The half level's offered rate, where captureP50Ratio was measured (null: at the saturation rate). */
+    captureP50OfferedPerSec: number | null;
+    /** At the saturation rate, where the median is set by admission and queueing (0.4-2.7 between runs of one build). */
+    captureP50RatioAtSaturation: number;
+    preloadSeconds: number;
+    preloadNote: string;
+  };
+}
+
+/** Data growth: the sweep's saturation rate re-run after the preload, and the half level re-run below capacity. */
+export interface GrowthRun {
+  level: LevelFigures;
+  preload: PreloadResult;
+  half: { level: LevelFigures; empty: LevelFigures } | null;
 }
 
 export interface Bar {
@@ -88,7 +107,7 @@ export function summarizeBench(
   levels: readonly LevelFigures[],
   overload: LevelFigures,
   extraOverload: boolean,
-  growth: { level: LevelFigures; preload: PreloadResult } | null,
+  growth: GrowthRun | null,
   batchWindowMs: number,
 ): BenchSummary {
   const peak = peakLevel(levels);
@@ -117,15 +136,18 @@ export function summarizeBench(
           offeredPerSec: growth.level.offeredPerSec,
           // against the sweep's level at the same offered rate
           settledPerSecRatio: steadySettledRate(growth.level) / steadySettledRate(saturation),
-          captureP50Ratio: growth.level.captureMs.p50 / saturation.captureMs.p50,
+          captureP50Ratio: growth.half ? growth.half.level.captureMs.p50 / growth.half.empty.captureMs.p50 : growth.level.captureMs.p50 / saturation.captureMs.p50,
+          captureP50OfferedPerSec: growth.half ? growth.half.level.offeredPerSec : null,
+          captureP50RatioAtSaturation: growth.level.captureMs.p50 / saturation.captureMs.p50,
           preloadSeconds: growth.preload.seconds,
           preloadNote: growth.preload.note,
         }
-      : { storedPayments: 0, offeredPerSec: Number.NaN, settledPerSecRatio: Number.NaN, captureP50Ratio: Number.NaN, preloadSeconds: 0, preloadNote: 'not run' },
+      : { storedPayments: 0, offeredPerSec: Number.NaN, settledPerSecRatio: Number.NaN, captureP50Ratio: Number.NaN, captureP50OfferedPerSec: null, captureP50RatioAtSaturation: Number.NaN, preloadSeconds: 0, preloadNote: 'not run' },
   };
 }
 
 const ok = (x: number | null, test: (v: number) => boolean) => x !== null && Number.isFinite(x) && test(x);
+const num2 = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : 'n/a');
 
 export function bars(s: BenchSummary): Bar[] {
   const peak = s.peakSettledPerSec;
@@ -161,6 +183,14 @@ export function bars(s: BenchSummary): Bar[] {
       meets: ok(s.dataGrowth.settledPerSecRatio, (v) => v >= 1 - BARS.growth),
       baseline: '',
     },
-    { metric: 'data growth: capture p50 loaded / empty', measured: s.dataGrowth.captureP50Ratio, unit: 'x', bar: `<= ${1 + BARS.growth}`, meets: ok(s.dataGrowth.captureP50Ratio, (v) => v <= 1 + BARS.growth), baseline: '' },
+    {
+      metric: `data growth: capture p50 loaded / empty (${s.dataGrowth.captureP50OfferedPerSec === null ? 'at the saturation rate' : `at ${s.dataGrowth.captureP50OfferedPerSec.toFixed(1)}/s, 0.5x peak`})`,
+      measured: s.dataGrowth.captureP50Ratio,
+      unit: 'x',
+      detail: `${num2(s.dataGrowth.captureP50RatioAtSaturation)} x at the saturation rate`,
+      bar: `<= ${1 + BARS.growth}`,
+      meets: ok(s.dataGrowth.captureP50Ratio, (v) => v <= 1 + BARS.growth),
+      baseline: '',
+    },
   ];
 }

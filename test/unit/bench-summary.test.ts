@@ -50,7 +50,7 @@ describe('bench summary', () => {
 
   it('reports the peak, the 4x level and data growth by their sustained rates, the drain-based figures beside them', () => {
     const overload = level('200/s (4x peak)', 200, 70, 42);
-    const s = summarizeBench(sweep, overload, true, { level: level('50/s +1k stored', 50, 49, 41.4), preload: { storedPayments: 1000, seconds: 5, note: 'n', paymentsPerSecond: 200 } as never }, 5000);
+    const s = summarizeBench(sweep, overload, true, { level: level('50/s +1k stored', 50, 49, 41.4), preload: { storedPayments: 1000, seconds: 5, note: 'n', paymentsPerSecond: 200 } as never, half: null }, 5000);
     assert.equal(s.peakSettledPerSec, 46);
     assert.equal(s.peakSettledByDrainPerSec, 50);
     assert.deepEqual([s.overload.settledPerSec, s.overload.settledByDrainPerSec], [42, 70]);
@@ -83,10 +83,23 @@ describe('bench summary', () => {
     });
 
     it('sets the growth comparison: the re-run against the sweep level at the same offered rate', () => {
-      const s = summarizeBench(past, level('400/s', 400, 57, 44, 44, 42, 0.88), false, { level: level('100/s +100k stored', 100, 58, 37, 37, 36, 0.5), preload: { storedPayments: 100_000, seconds: 40, note: 'n', paymentsPerSecond: 2500 } as never }, 5000);
+      const s = summarizeBench(past, level('400/s', 400, 57, 44, 44, 42, 0.88), false, { level: level('100/s +100k stored', 100, 58, 37, 37, 36, 0.5), preload: { storedPayments: 100_000, seconds: 40, note: 'n', paymentsPerSecond: 2500 } as never, half: null }, 5000);
       assert.deepEqual(s.saturation, { label: '100/s', offeredPerSec: 100 });
       assert.equal(s.peakSettledPerSec, 44);
       assert.equal(s.dataGrowth.settledPerSecRatio, 37 / 41);
     });
+  });
+
+  it("judges the capture median of data growth below capacity, at the half level's rate, and keeps the saturation rate's beside it", () => {
+    const at = (label: string, rate: number, p50: number) => ({ ...level(label, rate, rate, rate, rate, rate), captureMs: { p50, p99: 200, max: 400 } }) as LevelFigures;
+    const preload = { storedPayments: 100_000, seconds: 40, note: 'n', paymentsPerSecond: 2500 } as never;
+    const s = summarizeBench([at('25/s', 25, 40), at('50/s', 50, 300)], at('200/s', 200, 100), true, { level: at('50/s +100k stored', 50, 800), preload, half: { level: at('21/s +100k stored', 21, 18), empty: at('21/s', 21, 15) } }, 5000);
+    assert.equal(s.dataGrowth.captureP50Ratio, 18 / 15);
+    assert.equal(s.dataGrowth.captureP50OfferedPerSec, 21);
+    assert.equal(s.dataGrowth.captureP50RatioAtSaturation, 800 / 300);
+    const bar = bars(s).find((b) => b.metric.startsWith('data growth: capture p50'));
+    assert.match(bar?.metric ?? '', /at 21\.0\/s, 0\.5x peak/);
+    assert.equal(bar?.meets, true);
+    assert.match(bar?.detail ?? '', /2\.67 x at the saturation rate/);
   });
 });
