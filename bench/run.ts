@@ -25,7 +25,7 @@ import { onboardBorrower } from '../tools/harness/onboarding.js';
 import { connectWorld } from '../tools/harness/world.js';
 import { measureCeilings, remeasureTemporalCeilings, QUICK_CEILINGS, FULL_CEILINGS } from './ceilings.js';
 import { measureSettleBatchGas } from './gas.js';
-import { preloadPayments, waitForStoreBacklog, type PreloadResult } from './growth.js';
+import { preloadPayments, waitForStoreBacklog } from './growth.js';
 import { describeLevel, runLevel, type LevelFigures, type LevelSettings } from './level.js';
 import { machineInfo, describeMachine } from './machine.js';
 import { floorBars, peakToCeiling } from './normal-load.js';
