@@ -1,6 +1,7 @@
 /** The headline figures (the JSON's top-level keys) and the bars they are held against. */
 import type { PreloadResult } from './growth.js';
 import type { LevelFigures } from './level.js';
+import { num } from './report.js';
 
 /**
  * A level's settled/s in the headline figures: the pace of its settlement batches (bench/pace.ts),
@@ -147,7 +148,6 @@ export function summarizeBench(
 }
 
 const ok = (x: number | null, test: (v: number) => boolean) => x !== null && Number.isFinite(x) && test(x);
-const num2 = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : 'n/a');
 
 export function bars(s: BenchSummary): Bar[] {
   const peak = s.peakSettledPerSec;
@@ -187,7 +187,7 @@ export function bars(s: BenchSummary): Bar[] {
       metric: `data growth: capture p50 loaded / empty (${s.dataGrowth.captureP50OfferedPerSec === null ? 'at the saturation rate' : `at ${s.dataGrowth.captureP50OfferedPerSec.toFixed(1)}/s, 0.5x peak`})`,
       measured: s.dataGrowth.captureP50Ratio,
       unit: 'x',
-      detail: `${num2(s.dataGrowth.captureP50RatioAtSaturation)} x at the saturation rate`,
+      detail: `${num(s.dataGrowth.captureP50RatioAtSaturation, 2)} x at the saturation rate`,
       bar: `<= ${1 + BARS.growth}`,
       meets: ok(s.dataGrowth.captureP50Ratio, (v) => v <= 1 + BARS.growth),
       baseline: '',
