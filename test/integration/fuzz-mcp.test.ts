@@ -381,7 +381,18 @@ describe('fuzz: every MCP tool and the JSON-RPC envelope on the real stack', fun
       if (!clean || named.method === undefined || sentMethod === undefined || sentMethod === named.method || !(req.body ?? '').includes('"_meta"')) return;
       assert.ok(httpCode === 'INVALID_REQUEST' || httpCode === 'PAYLOAD_TOO_LARGE' || httpCode === 'HEADERS_TOO_LARGE' || httpCode === 'INSUFFICIENT_SCOPE', `Mcp-Method ${JSON.stringify(sentMethod.slice(0, 60))} for ${named.method} answered ${answer.status} ${answer.text.slice(0, 200)}`);
     };
-    const { tally, before, expected } = await fuzzMcp('raw JSON-RPC at 2026-07-28', arb, j, [], headerCheck);
+    // One hand-written request per outcome asserted below, so the assertion does not hang on a random draw.
+    const modernRequest = (body: unknown, headers: Record<string, string | undefined> = {}) =>
+      mcpRequest(url, JSON.stringify(body), { authorization: `Bearer ${j.token}`, accept: ACCEPT, 'content-type': 'application/json', 'mcp-protocol-version': '2026-07-28', ...headers });
+    const examples = [
+      modernRequest(modern(11, 'tools/call', { name: 'get_borrower_status', arguments: {} }), { 'mcp-method': 'tools/call', 'mcp-name': 'get_borrower_status' }),
+      modernRequest(modern(12, 'tools/call', { name: 'register_borrower', arguments: { idempotency_key: 42 } }), { 'mcp-method': 'tools/call', 'mcp-name': 'register_borrower' }),
+      modernRequest(modern(13, 'tools/list'), { 'mcp-method': 'tools/call' }),
+      modernRequest(modern(14, 'no/such_method'), { 'mcp-method': 'no/such_method' }),
+      modernRequest(modern(15, 'tools/list'), { authorization: undefined, 'mcp-method': 'tools/list' }),
+      modernRequest(modern(16, 'tools/list'), { origin: 'https://evil.example', 'mcp-method': 'tools/list' }),
+    ];
+    const { tally, before, expected } = await fuzzMcp('raw JSON-RPC at 2026-07-28', arb, j, examples, headerCheck);
     await assertOnlyExpected(w, scope, before, expected);
     await assertConsistent(w, j.borrowerId);
     tally.assertReached(['ok', 'input_validation', '400:INVALID_REQUEST', '404:METHOD_NOT_FOUND', '401:UNAUTHENTICATED', '403:FORBIDDEN']);
