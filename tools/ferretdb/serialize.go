@@ -37,18 +37,23 @@ var readOnly = map[string]bool{
 
 // Writes that need no serializing with the others. An insert only creates documents: it cannot
 // undo a concurrent write, and the backend's unique indexes (SQLite's, checked inside its own
-// write transaction) decide a race between two inserts of one key. So inserts take a lock of
-// their own instead of the write lock: a capture, whose writes are all inserts, no longer waits
-// behind a batch end's update command of many statements, which holds the write lock from its
-// first statement to its last. Inserts still go one at a time among themselves: SQLite has one
-// writer, and a writer that finds it busy sleeps in steps of up to 100 ms (its busy handler), so
-// letting every insert contend at once collapsed throughput under overload (capture tails of
-// 20 s at 4x the peak, against 3 s).
+// write transaction) decide a race between two inserts of one key. So inserts skip the write lock:
+// a capture, whose writes are all inserts, does not wait behind a batch end's update command of
+// many statements, which holds the write lock from its first statement to its last.
+//
+// SQLite still has one writer, and a writer that finds it busy sleeps in growing steps (1, 2, 5,
+// 10, 15, 20 ms ... up to 100 ms, its busy handler) while the other keeps the lock through its next
+// statement: an insert beside a batch end's updates waited 20-60 ms in the launcher's contention
+// check, and 100-160 ms at the 99th percentile of captures in the bench. So every write that
+// reaches the backend takes the backend lock first (an insert for its command, an update or delete
+// for each part of at most interleavePart statements): writers queue in the launcher, one at a
+// time, and never meet inside SQLite. Letting every insert contend at once had collapsed throughput
+// under overload (capture tails of 20 s at 4x the peak, against 3 s).
 var insertCommands = map[string]bool{"insert": true}
 
 // serveSerialized accepts clients on front and relays each to a fresh connection to the backend.
 func serveSerialized(front net.Listener, dialBackend func() (net.Conn, error)) error {
-	locks := &writeLocks{}
+	locks := &writeLocks{backend: newFifoLock()}
 	for {
 		client, err := front.Accept()
 		if err != nil {
@@ -83,16 +88,27 @@ func relay(client, backend net.Conn, locks *writeLocks) error {
 	}
 }
 
-// writeLocks: one for inserts, one for every other write (see insertCommands).
+// writeLocks: others serializes the writes other than inserts for the whole command (atomic
+// read-then-write); backend admits one writer at a time to SQLite (see insertCommands).
 type writeLocks struct {
-	inserts, others sync.Mutex
+	others  sync.Mutex
+	backend fifoLock
 }
+
+// fifoLock admits waiters in arrival order (a channel's queue of blocked senders is first in, first
+// out). A sync.Mutex lets the running goroutine take it again ahead of a woken waiter, so the next
+// part of an update command would pass an insert that had been waiting for the current one.
+type fifoLock chan struct{}
+
+func newFifoLock() fifoLock { return make(fifoLock, 1) }
+func (l fifoLock) Lock()    { l <- struct{}{} }
+func (l fifoLock) Unlock()  { <-l }
 
 func exchange(req []byte, client, backend net.Conn, locks *writeLocks) error {
 	var fix func([]byte) []byte
 	if isInsert(req) {
-		locks.inserts.Lock()
-		defer locks.inserts.Unlock()
+		locks.backend.Lock()
+		defer locks.backend.Unlock()
 	} else if mayWrite(req) {
 		locks.others.Lock()
 		defer locks.others.Unlock()
@@ -107,7 +123,7 @@ func exchange(req []byte, client, backend net.Conn, locks *writeLocks) error {
 		if forward != nil {
 			req, fix = forward, fixReply
 		}
-		merged, split, err := forwardInParts(req, backend)
+		merged, split, err := forwardInParts(req, backend, locks.backend)
 		if err != nil {
 			return err
 		}
@@ -118,6 +134,8 @@ func exchange(req []byte, client, backend net.Conn, locks *writeLocks) error {
 			_, err := client.Write(merged)
 			return err
 		}
+		locks.backend.Lock()
+		defer locks.backend.Unlock()
 	} else {
 		reply, err := resolveFindByIDs(req, backend)
 		if err != nil {
