@@ -47,8 +47,11 @@ var readOnly = map[string]bool{
 // check, and 100-160 ms at the 99th percentile of captures in the bench. So every write that
 // reaches the backend takes the backend lock first (an insert for its command, an update or delete
 // for each part of at most interleavePart statements): writers queue in the launcher, one at a
-// time, and never meet inside SQLite. Letting every insert contend at once had collapsed throughput
-// under overload (capture tails of 20 s at 4x the peak, against 3 s).
+// time, and meet inside SQLite only the launcher's own index upkeep (idindex.go, when a collection
+// is new). The lock spans FerretDB's whole handling of a statement, so a write whose filter is not
+// by _id holds it while FerretDB scans the collection: ours run on small collections (rate-limit
+// slots, spent tokens, the shards' board). Letting every insert contend at once had collapsed
+// throughput under overload (capture tails of 20 s at 4x the peak, against 3 s).
 var insertCommands = map[string]bool{"insert": true}
 
 // serveSerialized accepts clients on front and relays each to a fresh connection to the backend.
