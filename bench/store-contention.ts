@@ -5,6 +5,7 @@
  * It is how the launcher's backend lock and 5-statement parts were chosen (docs/scaling.md,
  * "seventh round"). Usage: node dist/bench/store-contention.js <mongodb-uri> [seconds=15] [updaters=2]
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { newStoreClient } from '../src/store/mongo.js';
 import { percentile, summarize } from './stats.js';
 
@@ -25,18 +26,17 @@ async function main(): Promise<void> {
     for (let i = 0; i < DOCS; i += 500) await payments.insertMany(Array.from({ length: 500 }, (_, k) => ({ _id: `p${i + k}`, status: 'QUEUED', pad: 'x'.repeat(600) })));
     // Not what is timed: the collections' creation, and the launcher's _id indexes on new collections (built within 2 s).
     await keys.insertOne({ _id: 'warm-up', v: '' });
-    await new Promise((r) => setTimeout(r, 3_000));
+    await sleep(3_000);
     const end = Date.now() + seconds * 1000;
     const inserts: number[] = [];
     const updates: number[] = [];
-    const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
     const updater = async (offset: number) => {
       for (let base = offset; Date.now() < end; base += STATEMENTS) {
         const ops = Array.from({ length: STATEMENTS }, (_, k) => ({ updateOne: { filter: { _id: `p${(base + k) % DOCS}` }, update: { $set: { status: 'CONFIRMED', at: new Date() } } } }));
         const t = performance.now();
         await payments.bulkWrite(ops, { ordered: false });
         updates.push(performance.now() - t);
-        await pause(100);
+        await sleep(100);
       }
     };
     const inserter = async (id: number) => {
@@ -44,14 +44,14 @@ async function main(): Promise<void> {
         const t = performance.now();
         await keys.insertOne({ _id: `k${id}-${i}`, v: 'y'.repeat(300) });
         inserts.push(performance.now() - t);
-        await pause(20 + Math.random() * 20);
+        await sleep(20 + Math.random() * 20);
       }
     };
     await Promise.all([...Array.from({ length: updaters }, (_, u) => updater(u * 1_000)), ...Array.from({ length: 4 }, (_, i) => inserter(i))]);
-    const i = summarize(inserts);
+    const sorted = inserts.sort((a, b) => a - b);
+    const at = (p: number) => percentile(sorted, p).toFixed(1);
     const u = summarize(updates);
-    const f = (x: number) => x.toFixed(1);
-    console.log(`inserts ${inserts.length}: p50 ${f(i.p50)} p90 ${f(percentile([...inserts].sort((a, b) => a - b), 90))} p99 ${f(i.p99)} max ${f(i.max)} ms; update commands of ${STATEMENTS} (${updaters} writers) ${updates.length}: p50 ${f(u.p50)} p99 ${f(u.p99)} ms`);
+    console.log(`inserts ${sorted.length}: p50 ${at(50)} p90 ${at(90)} p99 ${at(99)} max ${at(100)} ms; update commands of ${STATEMENTS} (${updaters} writers) ${updates.length}: p50 ${u.p50.toFixed(1)} p99 ${u.p99.toFixed(1)} ms`);
   } finally {
     await db.dropDatabase().catch(() => undefined);
     await client.close();
