@@ -11,6 +11,15 @@ export interface AdmissionLimits {
   targetLatencyMs: number;
   /** How long a capture may wait for a slot before it is shed; 0 sheds at once. */
   maxQueueMs?: number;
+  /**
+   * How long a capture may wait while this process is shedding (a capture found no slot in time
+   * within the last OVERLOAD_MEMORY_MS): in a sustained overload a freed slot is taken within
+   * milliseconds by some waiter anyway, so a long wait adds latency and no throughput. At most
+   * maxQueueMs, which is also the default (no distinction).
+   */
+  overloadQueueMs?: number;
+  /** Milliseconds of measured throughput the in-flight limit always allows (Little's law); default 250. */
+  throughputAllowanceMs?: number;
   /** Accepted payments waiting for settlement across all shards. */
   maxBacklog: number;
   shards: number;
@@ -24,12 +33,15 @@ const ADJUST_EVERY_MS = 1_000;
  */
 const MIN_LIMIT = 8;
 /**
- * Seconds of measured throughput the limit always allows in flight (Little's law). Past capacity
- * the captures in flight queue at the store's writer, so this is about the time an admitted capture
- * takes: 0.5 s gave store phases of ~150 ms each and a capture p99 of 1.2-1.4 s at 4x; 0.25 s (with
- * a floor of 8 instead of 16) ~55 ms and 0.7-0.9 s (docs/scaling.md, "sixth round").
+ * Milliseconds of measured throughput the limit allows in flight by default (Little's law). Past
+ * capacity the captures in flight queue at the store's writer, so this bounds the time an admitted
+ * capture takes: 500 gave store phases of ~150 ms each and a capture p99 of 1.2-1.4 s at 4x, 250
+ * (with a floor of 8 instead of 16) ~55 ms and 0.7-0.9 s (docs/scaling.md, "sixth round"); the
+ * stack's default is 100 (CAPTURE_THROUGHPUT_ALLOWANCE_MS, "eighth round").
  */
-const THROUGHPUT_ALLOWANCE_S = 0.25;
+const THROUGHPUT_ALLOWANCE_MS = 100;
+/** After a capture is shed for want of a slot, waits are overloadQueueMs for this long. */
+const OVERLOAD_MEMORY_MS = 1_000;
 
 interface Waiter {
   admit(): void;
@@ -41,11 +53,14 @@ interface Waiter {
  * UNAVAILABLE with Retry-After at once, before any store work. Past the in-flight limit it waits
  * for a slot, in order, for at most maxQueueMs (the queue holds at most as many captures as the
  * limit), and is shed only if none frees in time: shedding follows work that really queues, and a
- * burst shorter than the wait is absorbed. The in-flight limit adapts (additive increase,
+ * burst shorter than the wait is absorbed. Once a capture has found no slot in time, the burst was
+ * an overload: for the next OVERLOAD_MEMORY_MS new waiters wait at most overloadQueueMs (CoDel's
+ * and adaptive queues' idea), since a freed slot is taken within milliseconds by some waiter anyway
+ * and a long wait would only add to every admitted capture's latency. The in-flight limit adapts (additive increase,
  * multiplicative decrease): each second, if the slowest tenth of the captures that finished took
  * longer than targetLatencyMs *and* captures filled the limit or queued for it, it shrinks by a
  * quarter, but never below what the measured throughput needs (captures finished per second x
- * THROUGHPUT_ALLOWANCE_S) nor below MIN_LIMIT; slow captures at low concurrency (a co-located batch
+ * throughputAllowanceMs) nor below MIN_LIMIT; slow captures at low concurrency (a co-located batch
  * end, a GC pause) leave it alone, since fewer slots would not make them faster. Whenever captures
  * were fast it grows by a quarter, up to maxInFlight, so a limit cut during an overload is back
  * within seconds once the load is normal, used or not. The backlog is what the settlement shards
@@ -58,6 +73,8 @@ export class CaptureAdmission {
   private peak = 0;
   private queuedThisWindow = 0;
   private readonly waiters: Waiter[] = [];
+  /** Until when new waiters get the overload wait (a capture found no slot in time shortly before). */
+  private overloadedUntil = 0;
   private latencies: number[] = [];
   private adjustedAt: number;
   private backlog = 0;
@@ -102,19 +119,31 @@ export class CaptureAdmission {
 
   /** Resolves once a slot is handed over (already counted in inFlight), or sheds when none frees in time. */
   private waitForSlot(): Promise<void> {
-    const maxQueueMs = this.limits.maxQueueMs ?? 0;
-    if (maxQueueMs <= 0 || this.waiters.length >= this.limit) return Promise.reject(this.shed('in_flight', 1));
+    const waitMs = this.queueWaitMs();
+    if (waitMs <= 0 || this.waiters.length >= this.limit) return Promise.reject(this.shedForSlot());
     this.queuedThisWindow++;
     return new Promise<void>((resolve, reject) => {
       const waiter: Waiter = {
         admit: resolve,
         timer: setTimeout(() => {
           this.waiters.splice(this.waiters.indexOf(waiter), 1);
-          reject(this.shed('in_flight', 1));
-        }, maxQueueMs),
+          reject(this.shedForSlot());
+        }, waitMs),
       };
       this.waiters.push(waiter);
     });
+  }
+
+  /** The full wait unless a capture was shed for want of a slot within OVERLOAD_MEMORY_MS; then the overload wait. */
+  private queueWaitMs(): number {
+    const maxQueueMs = this.limits.maxQueueMs ?? 0;
+    const overloaded = this.nowMs() < this.overloadedUntil;
+    return overloaded ? Math.min(maxQueueMs, this.limits.overloadQueueMs ?? maxQueueMs) : maxQueueMs;
+  }
+
+  private shedForSlot(): ApiError {
+    this.overloadedUntil = this.nowMs() + OVERLOAD_MEMORY_MS;
+    return this.shed('in_flight', 1);
   }
 
   /** Hands freed slots to waiting captures, oldest first; the slot is counted before the waiter runs, so no newcomer takes it. */
@@ -136,7 +165,7 @@ export class CaptureAdmission {
     const p90 = sorted.length > 0 ? (sorted[Math.floor(sorted.length * 0.9)] as number) : 0;
     const saturated = this.peak >= this.limit * 0.8 || this.queuedThisWindow > 0;
     const perSecond = (sorted.length * 1000) / Math.max(ADJUST_EVERY_MS, now - windowStart);
-    const floor = Math.min(this.limits.maxInFlight, Math.max(MIN_LIMIT, Math.ceil(perSecond * THROUGHPUT_ALLOWANCE_S)));
+    const floor = Math.min(this.limits.maxInFlight, Math.max(MIN_LIMIT, Math.ceil((perSecond * (this.limits.throughputAllowanceMs ?? THROUGHPUT_ALLOWANCE_MS)) / 1000)));
     if (p90 > this.limits.targetLatencyMs && saturated) this.limit = Math.max(floor, Math.floor(this.limit * 0.75));
     else if (p90 <= this.limits.targetLatencyMs) this.limit = Math.min(this.limits.maxInFlight, this.limit + Math.max(2, Math.ceil(this.limit / 4)));
     this.latencies = [];

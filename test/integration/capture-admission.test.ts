@@ -93,6 +93,36 @@ describe('capture admission: overload is shed, never queued without bound', func
     await Promise.all(busy);
   });
 
+  it('once a capture found no slot in time, later waiters get the short overload wait for a second, then the full wait again', async function () {
+    let skew = 0;
+    const admission = new CaptureAdmission(
+      w.store.c,
+      { maxInFlight: 1, maxQueueMs: 300, overloadQueueMs: 20, targetLatencyMs: 60_000, maxBacklog: 1_000_000, shards: 1 },
+      undefined,
+      () => Date.now() + skew,
+    );
+    const gate = admission.middleware();
+    const order: string[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const running = gate(ctx, () => held);
+    const waitedForShed = async (label: string) => {
+      const started = Date.now();
+      await assert.rejects(gate(ctx, async () => void order.push(label)), refusal);
+      return Date.now() - started;
+    };
+    const first = await waitedForShed('first');
+    assert.ok(first >= 250, `no overload yet: the full wait, ${first} ms`);
+    const second = await waitedForShed('second');
+    assert.ok(second < 200, `shedding: the overload wait, ${second} ms`);
+    skew += 1_000;
+    // A second later without a capture shed: a slot freeing after 100 ms is waited for again.
+    const late = gate(ctx, async () => void order.push('late'));
+    setTimeout(release, 100);
+    await Promise.all([running, late]);
+    assert.deepEqual(order, ['late'], 'shed captures did no work; the late one ran');
+  });
+
   it('slow captures at low concurrency (a co-located batch end, a GC pause) leave the in-flight limit alone', async function () {
     let now = 1_000_000;
     const admission = new CaptureAdmission(w.store.c, { maxInFlight: 64, targetLatencyMs: 100, maxBacklog: 1_000_000, shards: 1 }, undefined, () => now);
