@@ -18,7 +18,7 @@ export interface AdmissionLimits {
    * maxQueueMs, which is also the default (no distinction).
    */
   overloadQueueMs?: number;
-  /** Milliseconds of measured throughput the in-flight limit always allows (Little's law); default 250. */
+  /** Milliseconds of measured throughput the in-flight limit always allows (Little's law); default THROUGHPUT_ALLOWANCE_MS. */
   throughputAllowanceMs?: number;
   /** Accepted payments waiting for settlement across all shards. */
   maxBacklog: number;
@@ -35,9 +35,8 @@ const MIN_LIMIT = 8;
 /**
  * Milliseconds of measured throughput the limit allows in flight by default (Little's law). Past
  * capacity the captures in flight queue at the store's writer, so this bounds the time an admitted
- * capture takes: 500 gave store phases of ~150 ms each and a capture p99 of 1.2-1.4 s at 4x, 250
- * (with a floor of 8 instead of 16) ~55 ms and 0.7-0.9 s (docs/scaling.md, "sixth round"); the
- * stack's default is 100 (CAPTURE_THROUGHPUT_ALLOWANCE_MS, "eighth round").
+ * capture takes: 500 gave store phases of ~150 ms each at 4x, 250 (with a floor of 8 instead of 16)
+ * 85-107 ms, 100 (with a target of 150 ms) 52-76 ms (docs/scaling.md, sixth and eighth rounds).
  */
 const THROUGHPUT_ALLOWANCE_MS = 100;
 /** After a capture is shed for want of a slot, waits are overloadQueueMs for this long. */
@@ -56,8 +55,8 @@ interface Waiter {
  * burst shorter than the wait is absorbed. Once a capture has found no slot in time, the burst was
  * an overload: for the next OVERLOAD_MEMORY_MS new waiters wait at most overloadQueueMs (CoDel's
  * and adaptive queues' idea), since a freed slot is taken within milliseconds by some waiter anyway
- * and a long wait would only add to every admitted capture's latency. The in-flight limit adapts (additive increase,
- * multiplicative decrease): each second, if the slowest tenth of the captures that finished took
+ * and a long wait would only add to every admitted capture's latency. The in-flight limit adapts
+ * (additive increase, multiplicative decrease): each second, if the slowest tenth of the captures that finished took
  * longer than targetLatencyMs *and* captures filled the limit or queued for it, it shrinks by a
  * quarter, but never below what the measured throughput needs (captures finished per second x
  * throughputAllowanceMs) nor below MIN_LIMIT; slow captures at low concurrency (a co-located batch
