@@ -56,9 +56,9 @@ interface Waiter {
  * an overload: for the next OVERLOAD_MEMORY_MS new waiters wait at most overloadQueueMs (CoDel's
  * and adaptive queues' idea), since a freed slot is taken within milliseconds by some waiter anyway
  * and a long wait would only add to every admitted capture's latency. The in-flight limit adapts
- * (additive increase, multiplicative decrease): each second, if the slowest tenth of the captures that finished took
- * longer than targetLatencyMs *and* captures filled the limit or queued for it, it shrinks by a
- * quarter, but never below what the measured throughput needs (captures finished per second x
+ * (additive increase, multiplicative decrease): each second, if the slowest tenth of the captures
+ * that finished took longer than targetLatencyMs *and* captures filled the limit or queued for it,
+ * it shrinks by a quarter, but never below what the measured throughput needs (captures finished per second x
  * throughputAllowanceMs) nor below MIN_LIMIT; slow captures at low concurrency (a co-located batch
  * end, a GC pause) leave it alone, since fewer slots would not make them faster. Whenever captures
  * were fast it grows by a quarter, up to maxInFlight, so a limit cut during an overload is back
