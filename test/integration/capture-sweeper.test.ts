@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import { capturePayment } from '../../src/payments/capture.js';
 import { agentDeps } from '../helpers/onboarding.js';
 import { call, newBorrower, newMerchant, newVoucher, pollUntil, world, paymentSettledEvent, type World } from '../helpers/world.js';
 import { uuidToBytes32 } from '@credit-facilitator/wire/ids';
+import { until } from '../helpers/until.js';
 
 describe('capture: a workflow start lost after the answer is finished by the sweeper', function () {
   this.timeout(120_000);
@@ -35,19 +35,9 @@ describe('capture: a workflow start lost after the answer is finished by the swe
     assert.equal(logs.length, 1, 'settled exactly once');
     // CONFIRMED shows from the batch's record, written before the batch end's signal-with-starts,
     // which go out over SETTLEMENT_NOTIFY_SPREAD_MS: the workflow may start just after the poll saw it.
-    const history = await describeOnceStarted(w, receipt.paymentId, 30_000);
-    assert.equal(history.workflowId, receipt.paymentId);
+    const handle = w.temporal.workflow.getHandle(receipt.paymentId);
+    const started = () => handle.describe().catch((err: unknown) => (err instanceof WorkflowNotFoundError ? null : Promise.reject(err)));
+    const history = await until('the payment workflow started', started, (d) => d !== null, 30_000);
+    assert.equal(history?.workflowId, receipt.paymentId);
   });
 });
-
-async function describeOnceStarted(w: World, workflowId: string, timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await w.temporal.workflow.getHandle(workflowId).describe();
-    } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError) || Date.now() > deadline) throw err;
-      await sleep(200);
-    }
-  }
-}
