@@ -13,6 +13,7 @@ import { productBatches } from './product-batches.js';
 import { counterDelta, scrapeCounter, scrapeGaugesPerUrl, total, type CounterSample } from './prom.js';
 import { mapPool, summarize } from './stats.js';
 import { paymentHistoryEvents, settlementEventsSince, settlementRunsNow } from './temporal-events.js';
+import { shardRoundsSince, type ShardRounds } from './shard-rounds.js';
 import { prepareVouchers, releaseUnused, type VoucherBatch, type VoucherSource } from './vouchers.js';
 
 export interface LevelSettings {
@@ -69,6 +70,8 @@ export interface LevelFigures {
   storeConfirmedPerSec: number;
   /** Over every sent capture; one still unanswered at the end counts as (end - sent), a lower bound. */
   captureMs: { p50: number; p99: number; max: number };
+  /** The slowest capture answer of each second of the window, by when it was sent (where a tail sits: a level's start or throughout). */
+  captureMaxMsBySecond: number[];
   sendLagP99Ms: number;
   /** Capture 200 -> first poll that saw CONFIRMED. */
   confirmS: { p50: number; p99: number; max: number };
@@ -104,6 +107,8 @@ export interface LevelFigures {
   /** Every answered capture's wait before its handler ran (shed ones included): in the API's accept queue, then until the route began. */
   queueMs: { acceptP99: number; acceptMax: number; readP99: number };
   releasedHolds: number;
+  /** The shard workflows' activities during the level (null when their histories could not be read). */
+  shardRounds: ShardRounds | null;
   /** Captures answered with a refusal whose spend intent was consumed by a payment all the same. */
   refusedButConsumed: number;
 }
@@ -203,6 +208,7 @@ export async function runLevel(s: LevelSettings, label: string, rate: number, se
   const settled = confirmed.length;
   const windowS = seconds;
 
+  const shardRounds = await shardRoundsSince(w.temporal, since, new Date()).catch(() => null);
   const settlementEvents = runsBefore ? await settlementEventsSince(w.temporal, runsBefore, since).catch(() => null) : null;
   const history = await paymentHistoryEvents(w.temporal, [...confirmed, ...accepted.filter((r) => r.terminal !== 'CONFIRMED')].map((r) => r.paymentId as string), s.historySample);
   const batches = await productBatches(w, fromBlock + 1n, toBlock);
@@ -268,6 +274,7 @@ export async function runLevel(s: LevelSettings, label: string, rate: number, se
     settledBatches: batchesSettled.map((b) => [b.shard, b.confirmedAtMs - startedAtMs, b.payments]),
     storeConfirmedPerSec: storeConfirmed / (run.endMs / 1000),
     captureMs: { p50: capture.p50, p99: capture.p99, max: capture.max },
+    captureMaxMsBySecond: maxBySecond(sent, windowS, run.endMs),
     sendLagP99Ms: summarize(run.sendLagMs).p99,
     confirmS: { p50: confirm.p50, p99: confirm.p99, max: confirm.max },
     storeConfirmS: { p50: storeConfirm.p50, p99: storeConfirm.p99 },
@@ -296,7 +303,17 @@ export async function runLevel(s: LevelSettings, label: string, rate: number, se
     queueMs: queueWaits(records),
     releasedHolds: released.released,
     refusedButConsumed: released.consumed,
+    shardRounds,
   };
+}
+
+function maxBySecond(sent: readonly CaptureRecord[], seconds: number, endMs: number): number[] {
+  const out = Array.from({ length: Math.ceil(seconds) }, () => 0);
+  for (const r of sent) {
+    const i = Math.min(out.length - 1, Math.floor((r.sentMs as number) / 1000));
+    out[i] = Math.max(out[i] as number, Math.round(r.latencyMs ?? endMs - (r.sentMs as number)));
+  }
+  return out;
 }
 
 function queueWaits(records: readonly CaptureRecord[]): LevelFigures['queueMs'] {

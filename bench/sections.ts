@@ -58,10 +58,18 @@ function levelGrid(levels: readonly LevelFigures[]): Grid {
       row('CPU ms per settled payment (stack)', (l) => num(l.cpuMsPerSettledTotal)),
       row('Temporal events per payment (own + settlement share)', (l) => `${num(l.temporal.perPayment)} (${num(l.temporal.paymentEvents)} + ${num(l.temporal.settlementEvents, 0)}/${l.settled})`),
       row('store commands per payment', (l) => (l.storeCommandsPerPayment === null ? 'n/a' : num(l.storeCommandsPerPayment))),
+      row('shard round, mean ms: gather / submit / confirm / end / notify (beside the next batch)', shardRound),
       row('gas per payment (product batches)', (l) => (Number.isFinite(l.gas.gasPerPayment) ? `${gas(l.gas.gasPerPayment)} (${l.gas.batches} tx)` : 'n/a')),
       row('vouchers: mcp / intent / bulk', (l) => `${l.vouchers.counts.mcp} / ${l.vouchers.counts.intent} / ${l.vouchers.counts.bulk}`),
     ],
   };
+}
+
+function shardRound(l: LevelFigures): string {
+  const a = l.shardRounds?.activities;
+  if (!a) return 'n/a';
+  const ms = (type: string) => (a[type] ? num(a[type].runMs, 0) : '-');
+  return ['gatherBatch', 'submitShardBatch', 'confirmShardBatch', 'endShardBatch', 'notifyShardBatch'].map(ms).join(' / ');
 }
 
 function cpuGrid(levels: readonly LevelFigures[]): Grid {
