@@ -24,7 +24,8 @@ export function createShardActivities(deps: ShardActivityDeps) {
       shard.gatherBatch(input, stepContext(), Context.current().info.attempt),
     submitShardBatch: (ref: ShardBatchRef): Promise<{ transaction?: string }> => heartbeatWhileRunning(() => shard.submitBatch(ref)),
     confirmShardBatch: (ref: ShardBatchRef & { transaction: string | null }): Promise<ConfirmationResult> => shard.confirmBatch(ref, stepContext()),
-    endShardBatch: (ref: ShardBatchRef & { outcome: BatchOutcome }): Promise<void> => heartbeatWhileRunning(() => shard.endBatch(ref)),
+    endShardBatch: (ref: ShardBatchRef & { outcome: BatchOutcome; notify?: 'separately' }): Promise<void> => heartbeatWhileRunning(() => shard.endBatch(ref)),
+    notifyShardBatch: (ref: ShardBatchRef & { outcome: BatchOutcome }): Promise<void> => heartbeatWhileRunning(() => shard.notifyBatch(ref)),
   };
 }
 

@@ -1,6 +1,7 @@
-import { allHandlersFinished, condition, continueAsNew, log, proxyActivities, setHandler, sleep, uuid4, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, log, patched, proxyActivities, setHandler, sleep, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { ShardActivities } from '../activities/settlement-shard.js';
 import type { SettlementActivities } from '../activities/legacy/settlement.js';
+import type { BatchOutcome } from '../src/domain/payment.js';
 import { shardStateQuery, type SettlementShardInput, type ShardState } from '../src/temporal/definitions.js';
 
 const retry = { initialInterval: '1 second', maximumInterval: '15 seconds', backoffCoefficient: 2 } as const;
@@ -13,6 +14,13 @@ const confirmation = proxyActivities<ShardActivities>({ startToCloseTimeout: '15
 const batchStep = proxyActivities<ShardActivities>({ startToCloseTimeout: '1 minute', heartbeatTimeout: '10 seconds', retry });
 
 const ROUNDS_PER_RUN = 200;
+/** A batch end's signals go out in their own activity beside the next batch (runs from before it notify inside endShardBatch). */
+const NOTIFY_SEPARATELY = 'shard-notify-separately';
+
+/** The ended batch whose payment workflows are being told, if any: one batch's at a time. */
+interface Notifying {
+  done: Promise<void> | undefined;
+}
 
 /**
  * One settlement shard: gathers the accepted payments of its own queue into batches (at the batch
@@ -25,14 +33,16 @@ export async function settlementShardWorkflow(input: SettlementShardInput): Prom
   const state: ShardState = { shard, inFlight: null, batchesSettled: input.batchesSettled ?? 0, paymentsSettled: input.paymentsSettled ?? 0 };
   setHandler(shardStateQuery, () => state);
   const { maxAttempts, shards } = await acts.batcherSettings();
+  const notifying: Notifying = { done: undefined };
 
   for (let round = 0; round < ROUNDS_PER_RUN && !workflowInfo().continueAsNewSuggested; round++) {
     const batchId = uuid4();
     const gathered = await gathering.gatherBatch({ shard, shards, batchId });
     if (gathered.paymentIds.length === 0) continue;
-    await settle({ shard, batchId, paymentIds: gathered.paymentIds, queues: gathered.queues }, maxAttempts, state);
+    await settle({ shard, batchId, paymentIds: gathered.paymentIds, queues: gathered.queues }, maxAttempts, state, notifying);
   }
 
+  await notifying.done;
   await condition(allHandlersFinished);
   await continueAsNew<typeof settlementShardWorkflow>({ shard, shards, batchesSettled: state.batchesSettled, paymentsSettled: state.paymentsSettled });
 }
@@ -44,8 +54,25 @@ interface Batch {
   queues: number[];
 }
 
+/**
+ * Ends the batch, then has its payment workflows told in the background once the previous batch's
+ * are: the next batch gathers and settles meanwhile, so the signals' spread does not lengthen the
+ * shard's round.
+ */
+async function end(batch: Batch, outcome: BatchOutcome, notifying: Notifying): Promise<void> {
+  if (!patched(NOTIFY_SEPARATELY)) {
+    await batchStep.endShardBatch({ ...batch, outcome });
+    return;
+  }
+  await batchStep.endShardBatch({ ...batch, outcome, notify: 'separately' });
+  await notifying.done;
+  const done = batchStep.notifyShardBatch({ ...batch, outcome });
+  done.catch(() => undefined); // awaited before the next batch's or before continuing as new, which rethrow
+  notifying.done = done;
+}
+
 /** Submits until confirmed (a dropped transaction is resent, a revert retried up to maxAttempts), then ends the batch. */
-async function settle(batch: Batch, maxAttempts: number, state: ShardState): Promise<void> {
+async function settle(batch: Batch, maxAttempts: number, state: ShardState, notifying: Notifying): Promise<void> {
   const { batchId } = batch;
   try {
     for (let attempt = 1; ; attempt++) {
@@ -55,7 +82,7 @@ async function settle(batch: Batch, maxAttempts: number, state: ShardState): Pro
       const outcome = await confirmation.confirmShardBatch({ ...batch, transaction: sent.transaction ?? null });
       if (outcome.status === 'confirmed') {
         const { transaction, blockNumber, confirmedAt } = outcome;
-        await batchStep.endShardBatch({ ...batch, outcome: { status: 'CONFIRMED', batchId, transaction, blockNumber, confirmedAt } });
+        await end(batch, { status: 'CONFIRMED', batchId, transaction, blockNumber, confirmedAt }, notifying);
         state.batchesSettled += 1;
         state.paymentsSettled += batch.paymentIds.length;
         return;
@@ -63,7 +90,7 @@ async function settle(batch: Batch, maxAttempts: number, state: ShardState): Pro
       if (outcome.status === 'reverted' && attempt >= maxAttempts) {
         log.error('batch failed after retries', { batchId, attempts: attempt });
         const failureReason = `settlement_reverted: batch transaction reverted ${attempt} times`;
-        await batchStep.endShardBatch({ ...batch, outcome: { status: 'FAILED', batchId, failureReason, transaction: outcome.transaction } });
+        await end(batch, { status: 'FAILED', batchId, failureReason, transaction: outcome.transaction }, notifying);
         return;
       }
       await sleep(outcome.status === 'reverted' ? `${5 * attempt} seconds` : '1 second');

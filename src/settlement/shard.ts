@@ -6,7 +6,8 @@ import { ledgerLineOf } from '../domain/payment-ledger.js';
 import { closeHoldsOfBorrowers } from '../store/borrowers.js';
 import type { SettlementQueueDoc } from '../store/documents.js';
 import { recordLedgerLines } from '../store/payment-ledger.js';
-import { findPayment, recordBatchProjections } from '../store/payments.js';
+import { findByIds } from '../store/find-by-ids.js';
+import { recordBatchProjections } from '../store/payments.js';
 import { announceBatch, type AnnouncedBoards, claimForBatch, enqueueEntryOnce, findClaim, isVoidClaim, queueEntryOf, queuesServedBy, readQueues, recordBatch, recordShardBacklog, removeFromQueues } from '../store/settlement-queue.js';
 import type { PaymentWorkflowInput } from '../temporal/definitions.js';
 import { DEFAULT_WEBHOOK_RETRY, emitWebhookEvents } from '../webhooks/emit.js';
@@ -63,8 +64,7 @@ export function createShardSettlement(deps: ShardDeps) {
     const have = new Set(found.map((e) => e._id));
     const missing = ref.paymentIds.filter((id) => !have.has(id));
     // Entries leave the queue only when their batch ended: a retried end finds the payments instead.
-    const docs = await Promise.all(missing.map((id) => findPayment(c, id)));
-    for (const d of docs) if (d) found.push(queueEntryOf(d));
+    for (const d of await findByIds(c.payments, missing)) found.push(queueEntryOf(d));
     items.set(ref.batchId, found);
     return found;
   }
@@ -175,11 +175,12 @@ export function createShardSettlement(deps: ShardDeps) {
 
     /**
      * Ends the batch for all its payments at once: the batch record, its borrowers' credit (one
-     * read and one write for all), the payments' store projections (one command), one signal per payment
-     * workflow (started if its start was lost), and last the queue entries. Every step is
-     * idempotent, so a retry after a crash anywhere repeats nothing twice.
+     * read and one write for all), the payments' store projections, the ledger, webhook events, one
+     * signal per payment workflow (started if its start was lost) unless `notify` is 'separately'
+     * (notifyBatch then sends them), and last the queue entries. Every step is idempotent, so a
+     * retry after a crash anywhere repeats nothing twice.
      */
-    async endBatch(ref: ShardBatchRef & { outcome: BatchOutcome }): Promise<void> {
+    async endBatch(ref: ShardBatchRef & { outcome: BatchOutcome; notify?: 'separately' }): Promise<void> {
       const entries = await batchItems(ref);
       const o = ref.outcome;
       await recordBatch(c, {
@@ -198,11 +199,23 @@ export function createShardSettlement(deps: ShardDeps) {
       const receipts = entries.map((e) => finalReceipt(e, o));
       await recordLedgerLines(c, receipts.map(ledgerLineOf));
       await emitWebhookEvents(emitDeps, ref.batchId, outcomeEvents(entries, receipts, o));
-      await notifyPayments(deps.temporal, deps.taskQueue, entries, o, { spreadMs: deps.settings.notifySpreadMs ?? 0 });
+      if (ref.notify !== 'separately') await notifyPayments(deps.temporal, deps.taskQueue, entries, o, { spreadMs: deps.settings.notifySpreadMs ?? 0 });
       await removeFromQueues(c, ref.queues, ref.paymentIds);
       deps.accepted.forget(ref.paymentIds);
-      items.delete(ref.batchId);
+      if (ref.notify !== 'separately') items.delete(ref.batchId);
       if (o.status === 'FAILED') deps.metrics?.workflowFailures.inc({ kind: 'payment' }, entries.length);
+    },
+
+    /**
+     * Tells each payment workflow of an ended batch its outcome (see notifyPayments), spread over
+     * SETTLEMENT_NOTIFY_SPREAD_MS. The shard runs it beside its next batch, so the spread smooths the
+     * workflow tasks without lengthening the shard's round. After a worker restart the entries,
+     * already out of the queues, are read from the payments.
+     */
+    async notifyBatch(ref: ShardBatchRef & { outcome: BatchOutcome }): Promise<void> {
+      const entries = await batchItems(ref);
+      await notifyPayments(deps.temporal, deps.taskQueue, entries, ref.outcome, { spreadMs: deps.settings.notifySpreadMs ?? 0 });
+      items.delete(ref.batchId);
     },
   };
 }
