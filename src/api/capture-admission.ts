@@ -42,6 +42,17 @@ const THROUGHPUT_ALLOWANCE_MS = 100;
 /** After a capture is shed for want of a slot, waits are overloadQueueMs for this long. */
 const OVERLOAD_MEMORY_MS = 1_000;
 
+/**
+ * How much of the limit a slow, saturated second keeps: target / p90 (the share of today's
+ * concurrency that would have met the target), at least half and at most three quarters. At an
+ * overload's start the limit is the maximum and captures take several times the target; a quarter a
+ * second took five seconds to come down, each with captures taking ~1 s (the 4x level's first
+ * seconds, bench `captureMaxMsBySecond`).
+ */
+export function shrinkFactor(p90Ms: number, targetMs: number): number {
+  return Math.max(0.5, Math.min(0.75, targetMs / p90Ms));
+}
+
 interface Waiter {
   admit(): void;
   timer: ReturnType<typeof setTimeout>;
@@ -58,7 +69,8 @@ interface Waiter {
  * and a long wait would only add to every admitted capture's latency. The in-flight limit adapts
  * (additive increase, multiplicative decrease): each second, if the slowest tenth of the captures
  * that finished took longer than targetLatencyMs *and* captures filled the limit or queued for it,
- * it shrinks by a quarter, but never below what the measured throughput needs (captures finished per second x
+ * it shrinks by a quarter (by up to a half when they took more than the target by far: shrinkFactor),
+ * but never below what the measured throughput needs (captures finished per second x
  * throughputAllowanceMs) nor below MIN_LIMIT; slow captures at low concurrency (a co-located batch
  * end, a GC pause) leave it alone, since fewer slots would not make them faster. Whenever captures
  * were fast it grows by a quarter, up to maxInFlight, so a limit cut during an overload is back
@@ -165,7 +177,7 @@ export class CaptureAdmission {
     const saturated = this.peak >= this.limit * 0.8 || this.queuedThisWindow > 0;
     const perSecond = (sorted.length * 1000) / Math.max(ADJUST_EVERY_MS, now - windowStart);
     const floor = Math.min(this.limits.maxInFlight, Math.max(MIN_LIMIT, Math.ceil((perSecond * (this.limits.throughputAllowanceMs ?? THROUGHPUT_ALLOWANCE_MS)) / 1000)));
-    if (p90 > this.limits.targetLatencyMs && saturated) this.limit = Math.max(floor, Math.floor(this.limit * 0.75));
+    if (p90 > this.limits.targetLatencyMs && saturated) this.limit = Math.max(floor, Math.floor(this.limit * shrinkFactor(p90, this.limits.targetLatencyMs)));
     else if (p90 <= this.limits.targetLatencyMs) this.limit = Math.min(this.limits.maxInFlight, this.limit + Math.max(2, Math.ceil(this.limit / 4)));
     this.latencies = [];
     this.peak = this.inFlight;

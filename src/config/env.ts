@@ -115,7 +115,7 @@ export const EnvSchema = z.object({
   /** Captures are shed (503 + Retry-After) while more accepted payments than this wait for settlement. */
   SETTLEMENT_MAX_BACKLOG: intFromEnv(3000, 1),
   /** Captures one API process works on at once; more wait for a slot up to CAPTURE_MAX_QUEUE_MS, then are shed. */
-  CAPTURE_MAX_IN_FLIGHT: intFromEnv(128, 1),
+  CAPTURE_MAX_IN_FLIGHT: intFromEnv(64, 1),
   /** How long a capture may wait for an in-flight slot before it is shed (503); 0 sheds at once. */
   CAPTURE_MAX_QUEUE_MS: intFromEnv(250, 0),
   /** The wait for a slot while the process is shedding (a capture found no slot in time within the last second); at most CAPTURE_MAX_QUEUE_MS. */

@@ -168,6 +168,27 @@ describe('capture admission: overload is shed, never queued without bound', func
     assert.equal(admission.currentLimit, 64, 'back to the configured maximum once captures are fast and the limit is used');
   });
 
+  it('cuts the limit in proportion to how far captures overshoot the target: by half at twice the target or more, by a quarter when just above it', async function () {
+    const afterOneSlowSecond = async (captureMs: number): Promise<number> => {
+      let now = 1_000_000;
+      const admission = new CaptureAdmission(w.store.c, { maxInFlight: 64, targetLatencyMs: 100, maxBacklog: 1_000_000, shards: 1 }, undefined, () => now);
+      const gate = admission.middleware();
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      const busy = Array.from({ length: 64 }, () => gate(ctx, () => held));
+      now += captureMs;
+      release();
+      await Promise.all(busy);
+      now += 1000;
+      await gate(ctx, async () => undefined);
+      return admission.currentLimit;
+    };
+    // An overload's first second (every slot busy for 1.2 s against a 100 ms target) halves it: 128 slots
+    // of captures queued at the store were what made the 4x level's first seconds take ~1 s each.
+    assert.equal(await afterOneSlowSecond(1200), 32);
+    assert.equal(await afterOneSlowSecond(110), 48);
+  });
+
   it('after an overload, a few quiet seconds of fast captures restore the limit, and many slow ones never cut it below the floor', async function () {
     let now = 1_000_000;
     const admission = new CaptureAdmission(w.store.c, { maxInFlight: 64, targetLatencyMs: 100, maxBacklog: 1_000_000, shards: 1 }, undefined, () => now);
