@@ -43,6 +43,8 @@ export interface StepContext {
 }
 
 const IDLE_RETURN_MS = 60_000;
+/** Batches whose entries a worker keeps between their steps (a shard has at most two open: one settling, one notifying). */
+const MAX_CACHED_BATCHES = 32;
 const BACKLOG_REPORT_MS = 1_000;
 
 /**
@@ -54,6 +56,15 @@ export function createShardSettlement(deps: ShardDeps) {
   // A batch's queue entries from gathering to its end, so submit and end need not read them again.
   // A worker restart loses it; batchItems then reads the queues (or the payments) instead.
   const items = new Map<string, SettlementQueueDoc[]>();
+  // A batch's notification may run on another worker, which leaves this one's entry behind: the
+  // oldest go once more than a few batches are cached (a later use reads them back, as after a restart).
+  const remember = (batchId: string, entries: SettlementQueueDoc[]) => {
+    items.set(batchId, entries);
+    for (const old of items.keys()) {
+      if (items.size <= MAX_CACHED_BATCHES) break;
+      items.delete(old);
+    }
+  };
   const boards: AnnouncedBoards = new Map();
 
   async function batchItems(ref: ShardBatchRef): Promise<SettlementQueueDoc[]> {
@@ -65,7 +76,7 @@ export function createShardSettlement(deps: ShardDeps) {
     const missing = ref.paymentIds.filter((id) => !have.has(id));
     // Entries leave the queue only when their batch ended: a retried end finds the payments instead.
     for (const d of await findByIds(c.payments, missing)) found.push(queueEntryOf(d));
-    items.set(ref.batchId, found);
+    remember(ref.batchId, found);
     return found;
   }
 
@@ -128,7 +139,7 @@ export function createShardSettlement(deps: ShardDeps) {
           await removeFromQueues(c, queues, elsewhere.map((e) => e._id));
           if (taken.length > 0) {
             step.log('batch claimed', { batchId: input.batchId, shard: input.shard, payments: taken.length, claimedElsewhere: elsewhere.length, attempt });
-            items.set(input.batchId, taken);
+            remember(input.batchId, taken);
             return { paymentIds: taken.map((e) => e._id), queues };
           }
         }
