@@ -13,7 +13,7 @@ import { productBatches } from './product-batches.js';
 import { counterDelta, scrapeCounter, scrapeGaugesPerUrl, total, type CounterSample } from './prom.js';
 import { mapPool, summarize } from './stats.js';
 import { paymentHistoryEvents, settlementEventsSince, settlementRunsNow } from './temporal-events.js';
-import { shardRoundsSince, type ShardRounds } from './shard-rounds.js';
+import { readShardHistories, type ShardRounds } from './shard-rounds.js';
 import { prepareVouchers, releaseUnused, type VoucherBatch, type VoucherSource } from './vouchers.js';
 
 export interface LevelSettings {
@@ -64,6 +64,8 @@ export interface LevelFigures {
   sustainedSettledPerSec: number;
   /** The pace of the level's settlement batches (bench/pace.ts); NaN when a shard settled them in one batch. */
   pacedSettledPerSec: number;
+  /** The same pace timed by the blocks' timestamps (whole seconds), as the bench did before it read the shards' histories. */
+  pacedByBlockTimePerSec: number;
   /** The batches that confirmed the level's payments, as [shard, confirmed at (ms after the level began), the level's payments in it]. */
   settledBatches: [number, number, number][];
   /** This level's payments CONFIRMED in the store when the drain ended, over window + drain. */
@@ -109,6 +111,8 @@ export interface LevelFigures {
   releasedHolds: number;
   /** The shard workflows' activities during the level (null when their histories could not be read). */
   shardRounds: ShardRounds | null;
+  /** The worker's batch ends during the level, by step (x402_batch_end_step_seconds): count and mean ms. */
+  batchEndSteps: Record<string, { count: number; meanMs: number }>;
   /** Captures answered with a refusal whose spend intent was consumed by a payment all the same. */
   refusedButConsumed: number;
 }
@@ -124,12 +128,23 @@ async function storeDocs(w: World, accepted: readonly CaptureRecord[]) {
   return docs.filter((d) => d !== null);
 }
 
-/** The batches that confirmed the level's payments: each one's shard and confirmation time, and how many of the level's payments it held. */
-async function settledBatches(w: World, docs: Awaited<ReturnType<typeof storeDocs>>): Promise<SettledBatch[]> {
+/**
+ * The batches that confirmed the level's payments: each one's shard and confirmation time, and how
+ * many of the level's payments it held. The time is when the shard recorded the confirmation, from
+ * its history (`confirmedAtMs`); the record's block timestamp, whole seconds, only where that is missing.
+ */
+async function settledBatches(w: World, docs: Awaited<ReturnType<typeof storeDocs>>, confirmedAtMs: ReadonlyMap<string, number>): Promise<(SettledBatch & { blockTimeMs: number })[]> {
   const perBatch = new Map<string, number>();
   for (const d of docs) if (d.status === 'CONFIRMED' && d.batchId) perBatch.set(d.batchId, (perBatch.get(d.batchId) ?? 0) + 1);
   const batches = await w.store.c.batches.find({ _id: { $in: [...perBatch.keys()] } }, { projection: { shard: 1, confirmedAt: 1 } }).toArray();
-  return batches.filter((b) => b.confirmedAt).map((b) => ({ shard: b.shard, confirmedAtMs: (b.confirmedAt as Date).getTime(), payments: perBatch.get(b._id) ?? 0 }));
+  return batches
+    .filter((b) => b.confirmedAt)
+    .map((b) => ({
+      shard: b.shard,
+      confirmedAtMs: confirmedAtMs.get(b._id) ?? (b.confirmedAt as Date).getTime(),
+      blockTimeMs: (b.confirmedAt as Date).getTime(),
+      payments: perBatch.get(b._id) ?? 0,
+    }));
 }
 
 /** The store's confirmation time of each accepted payment, from confirmedAt (or updatedAt). */
@@ -164,6 +179,20 @@ function gcBetween(before: GcSample | undefined, after: GcSample): Record<string
 }
 
 const STORE_COMMAND_LABELS = ['command', 'collection'] as const;
+const END_STEPS = 'x402_batch_end_step_seconds';
+
+/** Every process's batch-end step timings so far (the worker's histogram; the API has none). */
+async function endStepsNow(urls: readonly string[]): Promise<GcSample> {
+  return { sum: await scrapeCounter(urls, `${END_STEPS}_sum`, 'step'), count: await scrapeCounter(urls, `${END_STEPS}_count`, 'step') };
+}
+
+/** The batch ends of the level, by step: how many ran and their mean milliseconds. */
+function endStepsBetween(before: GcSample, after: GcSample): Record<string, { count: number; meanMs: number }> {
+  const sum = counterDelta(before.sum, after.sum);
+  const count = counterDelta(before.count, after.count);
+  if (!sum || !count) return {};
+  return Object.fromEntries([...sum].map(([step, seconds]) => [step, { count: count.get(step) ?? 0, meanMs: (seconds * 1000) / Math.max(1, count.get(step) ?? 0) }]));
+}
 
 export async function runLevel(s: LevelSettings, label: string, rate: number, seconds: number): Promise<LevelFigures> {
   const { w } = s;
@@ -172,6 +201,7 @@ export async function runLevel(s: LevelSettings, label: string, rate: number, se
 
   const metricsBefore = await scrapeCounter(s.metricsUrls, 'x402_store_commands_total', STORE_COMMAND_LABELS);
   const gcBefore = await gcPerUrl(s.metricsUrls);
+  const endStepsBefore = await endStepsNow(s.metricsUrls);
   const runsBefore = await settlementRunsNow(w.temporal).catch(() => null);
   const fromBlock = await w.publicClient.getBlockNumber();
   const since = new Date();
@@ -196,6 +226,7 @@ export async function runLevel(s: LevelSettings, label: string, rate: number, se
   // Read before the store-command scrape below, which would reset the event-loop monitors.
   const lags = await scrapeGaugesPerUrl(s.metricsUrls, [LAG_P99, LAG_MAX]);
   const gcAfter = await gcPerUrl(s.metricsUrls);
+  const endStepsAfter = await endStepsNow(s.metricsUrls);
   const metricsAfter = await scrapeCounter(s.metricsUrls, 'x402_store_commands_total', STORE_COMMAND_LABELS);
   const records = run.records;
   const accepted = records.filter((r) => r.outcome === 'accepted');
@@ -208,7 +239,8 @@ export async function runLevel(s: LevelSettings, label: string, rate: number, se
   const settled = confirmed.length;
   const windowS = seconds;
 
-  const shardRounds = await shardRoundsSince(w.temporal, since, new Date()).catch(() => null);
+  const histories = await readShardHistories(w.temporal, since, new Date()).catch(() => null);
+  const shardRounds = histories?.rounds ?? null;
   const settlementEvents = runsBefore ? await settlementEventsSince(w.temporal, runsBefore, since).catch(() => null) : null;
   const history = await paymentHistoryEvents(w.temporal, [...confirmed, ...accepted.filter((r) => r.terminal !== 'CONFIRMED')].map((r) => r.paymentId as string), s.historySample);
   const batches = await productBatches(w, fromBlock + 1n, toBlock);
@@ -233,7 +265,7 @@ export async function runLevel(s: LevelSettings, label: string, rate: number, se
   const shedRateLimited = count('shed_rate_limited');
 
   const startedAtMs = since.getTime();
-  const batchesSettled = await settledBatches(w, docs);
+  const batchesSettled = await settledBatches(w, docs, histories?.confirmedAtMs ?? new Map());
   const lagMs = Number.isFinite(confirm.p50) ? confirm.p50 * 1000 : 0;
   const steadyTo = Math.min(run.windowMs + lagMs, run.endMs);
   const steady = confirmed.filter((r) => (r.terminalSeenMs as number) >= lagMs && (r.terminalSeenMs as number) < steadyTo).length;
@@ -271,6 +303,7 @@ export async function runLevel(s: LevelSettings, label: string, rate: number, se
     settledPerSec: settled / windowS,
     sustainedSettledPerSec: per(steady, (steadyTo - lagMs) / 1000),
     pacedSettledPerSec: batchPacePerSec(batchesSettled) ?? Number.NaN,
+    pacedByBlockTimePerSec: batchPacePerSec(batchesSettled.map((b) => ({ ...b, confirmedAtMs: b.blockTimeMs }))) ?? Number.NaN,
     settledBatches: batchesSettled.map((b) => [b.shard, b.confirmedAtMs - startedAtMs, b.payments]),
     storeConfirmedPerSec: storeConfirmed / (run.endMs / 1000),
     captureMs: { p50: capture.p50, p99: capture.p99, max: capture.max },
@@ -304,6 +337,7 @@ export async function runLevel(s: LevelSettings, label: string, rate: number, se
     releasedHolds: released.released,
     refusedButConsumed: released.consumed,
     shardRounds,
+    batchEndSteps: endStepsBetween(endStepsBefore, endStepsAfter),
   };
 }
 

@@ -1,9 +1,11 @@
 /**
- * Where a settlement shard's round goes: for each activity the shard workflows ran during a level,
- * how long it waited to start and how long it ran, read from their histories. A loaded shard's
- * rounds follow each other, so these durations bound how many payments it settles per second.
+ * Where a settlement shard's round goes, read from the shard workflows' histories after a level:
+ * for each activity, how long it waited to start and how long it ran (a loaded shard's rounds
+ * follow each other, so these durations bound how many payments it settles per second), and when
+ * each batch's confirmation was recorded, to the millisecond.
  */
 import type { Client } from '@temporalio/client';
+import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { optionalTsToMs } from '@temporalio/common/lib/time.js';
 import { mapPool } from './stats.js';
 
@@ -21,26 +23,46 @@ export interface ShardRounds {
   activities: Record<string, ActivityTimes>;
 }
 
-export async function shardRoundsSince(client: Client, since: Date, until: Date): Promise<ShardRounds> {
+export interface ShardHistories {
+  rounds: ShardRounds;
+  /**
+   * When each batch's confirmShardBatch completed with `confirmed` (epoch ms), by batchId: the
+   * moment polls can see its payments CONFIRMED. A batch record's `confirmedAt` is the block's
+   * timestamp, in whole seconds, too coarse to time rounds of one to three seconds.
+   */
+  confirmedAtMs: Map<string, number>;
+}
+
+const CONFIRM_ACTIVITY = 'confirmShardBatch';
+
+export async function readShardHistories(client: Client, since: Date, until: Date): Promise<ShardHistories> {
   const runs: { workflowId: string; runId: string }[] = [];
   const query = `WorkflowType = 'settlementShardWorkflow' AND (ExecutionStatus = 'Running' OR CloseTime >= '${since.toISOString()}')`;
   for await (const info of client.workflow.list({ query })) runs.push({ workflowId: info.workflowId, runId: info.runId });
   const sums = new Map<string, { count: number; wait: number; run: number; max: number }>();
+  const confirmedAtMs = new Map<string, number>();
   await mapPool(runs, 4, async (r) => {
     const history = await client.workflow.getHandle(r.workflowId, r.runId).fetchHistory();
-    const scheduled = new Map<string, { type: string; at: number }>();
+    const scheduled = new Map<string, { type: string; at: number; batchId: string | null }>();
     const started = new Map<string, number>();
     for (const e of history.events ?? []) {
       const at = optionalTsToMs(e.eventTime) ?? Number.NaN;
       const id = String(e.eventId);
       if (e.activityTaskScheduledEventAttributes) {
-        scheduled.set(id, { type: e.activityTaskScheduledEventAttributes.activityType?.name ?? '?', at });
+        const a = e.activityTaskScheduledEventAttributes;
+        const type = a.activityType?.name ?? '?';
+        scheduled.set(id, { type, at, batchId: type === CONFIRM_ACTIVITY ? batchIdOf(a.input?.payloads?.[0]) : null });
       } else if (e.activityTaskStartedEventAttributes) {
         started.set(String(e.activityTaskStartedEventAttributes.scheduledEventId), at);
       } else if (e.activityTaskCompletedEventAttributes) {
-        const key = String(e.activityTaskCompletedEventAttributes.scheduledEventId);
+        const done = e.activityTaskCompletedEventAttributes;
+        const key = String(done.scheduledEventId);
         const s = scheduled.get(key);
         const st = started.get(key);
+        if (s?.batchId && statusOf(done.result?.payloads?.[0]) === 'confirmed') {
+          const earlier = confirmedAtMs.get(s.batchId);
+          if (earlier === undefined || at < earlier) confirmedAtMs.set(s.batchId, at);
+        }
         if (!s || st === undefined || s.at < since.getTime() || at > until.getTime()) continue;
         const sum = sums.get(s.type) ?? { count: 0, wait: 0, run: 0, max: 0 };
         sum.count += 1;
@@ -53,5 +75,24 @@ export async function shardRoundsSince(client: Client, since: Date, until: Date)
   });
   const activities: Record<string, ActivityTimes> = {};
   for (const [type, s] of sums) activities[type] = { count: s.count, waitMs: s.wait / s.count, runMs: s.run / s.count, maxRunMs: s.max };
-  return { activities };
+  return { rounds: { activities }, confirmedAtMs };
+}
+
+function decoded(payload: Payload | null | undefined): unknown {
+  if (!payload) return null;
+  try {
+    return defaultPayloadConverter.fromPayload(payload as Payload);
+  } catch {
+    return null;
+  }
+}
+
+function batchIdOf(payload: Payload | null | undefined): string | null {
+  const v = decoded(payload);
+  return v && typeof v === 'object' && typeof (v as { batchId?: unknown }).batchId === 'string' ? (v as { batchId: string }).batchId : null;
+}
+
+function statusOf(payload: Payload | null | undefined): string | null {
+  const v = decoded(payload);
+  return v && typeof v === 'object' && typeof (v as { status?: unknown }).status === 'string' ? (v as { status: string }).status : null;
 }

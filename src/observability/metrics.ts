@@ -74,6 +74,13 @@ export function workerMetrics(registry: Registry) {
       buckets: [1, 2, 5, 10, 25, 50, 100, 250, 500],
       registers: [registry],
     }),
+    batchEndSteps: new Histogram({
+      name: 'x402_batch_end_step_seconds',
+      help: "Each step of a settled batch's end (record, holds, projections, ledger, webhooks, notify, dequeue), for all its payments at once",
+      labelNames: ['step'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: [registry],
+    }),
     settleLatency: new Histogram({
       name: 'x402_settle_latency_seconds',
       help: 'From settleBatch broadcast to confirmation at the configured depth',

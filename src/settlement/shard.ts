@@ -82,6 +82,16 @@ export function createShardSettlement(deps: ShardDeps) {
 
   const emitDeps = { c, temporal: deps.temporal, taskQueue: deps.taskQueue, retry: deps.webhooks?.retry ?? DEFAULT_WEBHOOK_RETRY };
 
+  /** Runs one step of a batch's end, timed in x402_batch_end_step_seconds. */
+  async function timed<T>(step: string, run: () => Promise<T>): Promise<T> {
+    const done = deps.metrics?.batchEndSteps.startTimer({ step });
+    try {
+      return await run();
+    } finally {
+      done?.();
+    }
+  }
+
   async function finishVoidsAmong(entries: readonly SettlementQueueDoc[]): Promise<void> {
     for (const e of entries) {
       const claim = await findClaim(c, e._id);
@@ -194,24 +204,26 @@ export function createShardSettlement(deps: ShardDeps) {
     async endBatch(ref: ShardBatchRef & { outcome: BatchOutcome; notify?: 'separately' }): Promise<void> {
       const entries = await batchItems(ref);
       const o = ref.outcome;
-      await recordBatch(c, {
-        _id: ref.batchId,
-        shard: ref.shard,
-        payments: entries.length,
-        paymentIds: ref.paymentIds,
-        status: o.status,
-        ...(o.transaction ? { transaction: o.transaction } : {}),
-        ...(o.status === 'CONFIRMED' ? { blockNumber: o.blockNumber, confirmedAt: new Date(o.confirmedAt) } : { failureReason: o.failureReason }),
+      await timed('record', async () => {
+        await recordBatch(c, {
+          _id: ref.batchId,
+          shard: ref.shard,
+          payments: entries.length,
+          paymentIds: ref.paymentIds,
+          status: o.status,
+          ...(o.transaction ? { transaction: o.transaction } : {}),
+          ...(o.status === 'CONFIRMED' ? { blockNumber: o.blockNumber, confirmedAt: new Date(o.confirmedAt) } : { failureReason: o.failureReason }),
+        });
+        // Kept for a CONFIRMED batch too: a stale confirmation attempt may have written RETRYING after the CONFIRMED record.
+        await announceBatch(c, ref.shard, ref.batchId, boards);
       });
-      // Kept for a CONFIRMED batch too: a stale confirmation attempt may have written RETRYING after the CONFIRMED record.
-      await announceBatch(c, ref.shard, ref.batchId, boards);
-      await closeHoldsOfBorrowers(c, holdsByBorrower(entries), o.status === 'CONFIRMED' ? 'debt' : 'available');
-      await recordBatchProjections(c, entries.map((e) => e._id), o);
+      await timed('holds', () => closeHoldsOfBorrowers(c, holdsByBorrower(entries), o.status === 'CONFIRMED' ? 'debt' : 'available'));
+      await timed('projections', () => recordBatchProjections(c, entries.map((e) => e._id), o));
       const receipts = entries.map((e) => finalReceipt(e, o));
-      await recordLedgerLines(c, receipts.map(ledgerLineOf));
-      await emitWebhookEvents(emitDeps, ref.batchId, outcomeEvents(entries, receipts, o));
-      if (ref.notify !== 'separately') await notifyPayments(deps.temporal, deps.taskQueue, entries, o, { spreadMs: deps.settings.notifySpreadMs ?? 0 });
-      await removeFromQueues(c, ref.queues, ref.paymentIds);
+      await timed('ledger', () => recordLedgerLines(c, receipts.map(ledgerLineOf)));
+      await timed('webhooks', () => emitWebhookEvents(emitDeps, ref.batchId, outcomeEvents(entries, receipts, o)));
+      if (ref.notify !== 'separately') await timed('notify', () => notifyPayments(deps.temporal, deps.taskQueue, entries, o, { spreadMs: deps.settings.notifySpreadMs ?? 0 }));
+      await timed('dequeue', () => removeFromQueues(c, ref.queues, ref.paymentIds));
       deps.accepted.forget(ref.paymentIds);
       if (ref.notify !== 'separately') items.delete(ref.batchId);
       if (o.status === 'FAILED') deps.metrics?.workflowFailures.inc({ kind: 'payment' }, entries.length);
