@@ -164,14 +164,15 @@ const LAG_P99 = 'x402_process_nodejs_eventloop_lag_p99_seconds';
 const LAG_MAX = 'x402_process_nodejs_eventloop_lag_max_seconds';
 const GC_SECONDS = 'x402_process_nodejs_gc_duration_seconds';
 
-type GcSample = { sum: CounterSample | null; count: CounterSample | null };
+/** A histogram's _sum and _count series by label, as scraped. */
+type HistogramSums = { sum: CounterSample | null; count: CounterSample | null };
 
 /** Each process's GC time and pauses so far, by kind (prom-client's histogram, which no scrape resets). */
-function gcPerUrl(urls: readonly string[]): Promise<GcSample[]> {
+function gcPerUrl(urls: readonly string[]): Promise<HistogramSums[]> {
   return Promise.all(urls.map(async (url) => ({ sum: await scrapeCounter([url], `${GC_SECONDS}_sum`, 'kind'), count: await scrapeCounter([url], `${GC_SECONDS}_count`, 'kind') })));
 }
 
-function gcBetween(before: GcSample | undefined, after: GcSample): Record<string, { count: number; totalMs: number }> {
+function gcBetween(before: HistogramSums | undefined, after: HistogramSums): Record<string, { count: number; totalMs: number }> {
   const sum = counterDelta(before?.sum ?? null, after.sum);
   const count = counterDelta(before?.count ?? null, after.count);
   if (!sum || !count) return {};
@@ -182,12 +183,12 @@ const STORE_COMMAND_LABELS = ['command', 'collection'] as const;
 const END_STEPS = 'x402_batch_end_step_seconds';
 
 /** Every process's batch-end step timings so far (the worker's histogram; the API has none). */
-async function endStepsNow(urls: readonly string[]): Promise<GcSample> {
+async function endStepsNow(urls: readonly string[]): Promise<HistogramSums> {
   return { sum: await scrapeCounter(urls, `${END_STEPS}_sum`, 'step'), count: await scrapeCounter(urls, `${END_STEPS}_count`, 'step') };
 }
 
 /** The batch ends of the level, by step: how many ran and their mean milliseconds. */
-function endStepsBetween(before: GcSample, after: GcSample): Record<string, { count: number; meanMs: number }> {
+function endStepsBetween(before: HistogramSums, after: HistogramSums): Record<string, { count: number; meanMs: number }> {
   const sum = counterDelta(before.sum, after.sum);
   const count = counterDelta(before.count, after.count);
   if (!sum || !count) return {};

@@ -51,7 +51,7 @@ export async function readShardHistories(client: Client, since: Date, until: Dat
       if (e.activityTaskScheduledEventAttributes) {
         const a = e.activityTaskScheduledEventAttributes;
         const type = a.activityType?.name ?? '?';
-        scheduled.set(id, { type, at, batchId: type === CONFIRM_ACTIVITY ? batchIdOf(a.input?.payloads?.[0]) : null });
+        scheduled.set(id, { type, at, batchId: type === CONFIRM_ACTIVITY ? stringField(a.input?.payloads?.[0], 'batchId') : null });
       } else if (e.activityTaskStartedEventAttributes) {
         started.set(String(e.activityTaskStartedEventAttributes.scheduledEventId), at);
       } else if (e.activityTaskCompletedEventAttributes) {
@@ -59,7 +59,7 @@ export async function readShardHistories(client: Client, since: Date, until: Dat
         const key = String(done.scheduledEventId);
         const s = scheduled.get(key);
         const st = started.get(key);
-        if (s?.batchId && statusOf(done.result?.payloads?.[0]) === 'confirmed') {
+        if (s?.batchId && stringField(done.result?.payloads?.[0], 'status') === 'confirmed') {
           const earlier = confirmedAtMs.get(s.batchId);
           if (earlier === undefined || at < earlier) confirmedAtMs.set(s.batchId, at);
         }
@@ -78,21 +78,15 @@ export async function readShardHistories(client: Client, since: Date, until: Dat
   return { rounds: { activities }, confirmedAtMs };
 }
 
-function decoded(payload: Payload | null | undefined): unknown {
+/** A string field of an activity's argument or result, as the SDK's default converter decodes it. */
+function stringField(payload: Payload | null | undefined, field: 'batchId' | 'status'): string | null {
   if (!payload) return null;
+  let value: unknown;
   try {
-    return defaultPayloadConverter.fromPayload(payload as Payload);
+    value = defaultPayloadConverter.fromPayload(payload);
   } catch {
     return null;
   }
-}
-
-function batchIdOf(payload: Payload | null | undefined): string | null {
-  const v = decoded(payload);
-  return v && typeof v === 'object' && typeof (v as { batchId?: unknown }).batchId === 'string' ? (v as { batchId: string }).batchId : null;
-}
-
-function statusOf(payload: Payload | null | undefined): string | null {
-  const v = decoded(payload);
-  return v && typeof v === 'object' && typeof (v as { status?: unknown }).status === 'string' ? (v as { status: string }).status : null;
+  const v = value && typeof value === 'object' ? (value as Record<string, unknown>)[field] : undefined;
+  return typeof v === 'string' ? v : null;
 }

@@ -5,7 +5,7 @@ import { capture, newBorrower, newMerchant, newVoucher, pollUntil, world } from 
 describe('worker /metrics', function () {
   this.timeout(90_000);
 
-  it('shows batch size, settle latency, gas and settled payments moving with a settlement', async () => {
+  it("shows batch size, settle latency, gas, settled payments and the batch end's steps moving with a settlement", async () => {
     const w = await world();
     const url = `http://127.0.0.1:${w.env.WORKER_METRICS_PORT}/metrics`;
     const before = await (await fetch(url)).text();
@@ -21,6 +21,16 @@ describe('worker /metrics', function () {
     assert.ok(metricSum(after, 'x402_batch_size_count') > metricSum(before, 'x402_batch_size_count'));
     assert.ok(metricSum(after, 'x402_settle_latency_seconds_count') > metricSum(before, 'x402_settle_latency_seconds_count'));
     assert.match(after, /x402_batches_total\{outcome="confirmed"/);
+    // The batch end runs after the confirmation polls see: its steps are counted once it finishes.
+    const endedOnce = async () => {
+      for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 200))) {
+        const now = await (await fetch(url)).text();
+        if (metricSum(now, 'x402_batch_end_step_seconds_count') > metricSum(before, 'x402_batch_end_step_seconds_count')) return now;
+      }
+      throw new Error('no batch end step was timed');
+    };
+    const ended = await endedOnce();
+    for (const step of ['record', 'holds', 'projections', 'ledger', 'dequeue']) assert.match(ended, new RegExp(`x402_batch_end_step_seconds_count\\{[^}]*step="${step}"`), step);
     assert.equal((await fetch(url.replace('/metrics', '/other'))).status, 404);
   });
 });
