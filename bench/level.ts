@@ -167,32 +167,31 @@ const GC_SECONDS = 'x402_process_nodejs_gc_duration_seconds';
 /** A histogram's _sum and _count series by label, as scraped. */
 type HistogramSums = { sum: CounterSample | null; count: CounterSample | null };
 
-/** Each process's GC time and pauses so far, by kind (prom-client's histogram, which no scrape resets). */
-function gcPerUrl(urls: readonly string[]): Promise<HistogramSums[]> {
-  return Promise.all(urls.map(async (url) => ({ sum: await scrapeCounter([url], `${GC_SECONDS}_sum`, 'kind'), count: await scrapeCounter([url], `${GC_SECONDS}_count`, 'kind') })));
+/** A histogram's series so far (prom-client's histograms, which no scrape resets), summed over `urls`. */
+async function histogramNow(urls: readonly string[], name: string, label: string): Promise<HistogramSums> {
+  return { sum: await scrapeCounter(urls, `${name}_sum`, label), count: await scrapeCounter(urls, `${name}_count`, label) };
 }
 
-function gcBetween(before: HistogramSums | undefined, after: HistogramSums): Record<string, { count: number; totalMs: number }> {
+/** What a histogram observed between two scrapes, by label: how many and their total ms. */
+function histogramBetween(before: HistogramSums | undefined, after: HistogramSums): Record<string, { count: number; totalMs: number }> {
   const sum = counterDelta(before?.sum ?? null, after.sum);
   const count = counterDelta(before?.count ?? null, after.count);
   if (!sum || !count) return {};
-  return Object.fromEntries([...sum].map(([kind, seconds]) => [kind, { count: count.get(kind) ?? 0, totalMs: seconds * 1000 }]));
+  return Object.fromEntries([...sum].map(([label, seconds]) => [label, { count: count.get(label) ?? 0, totalMs: seconds * 1000 }]));
+}
+
+/** Each process's GC time and pauses so far, by kind. */
+function gcPerUrl(urls: readonly string[]): Promise<HistogramSums[]> {
+  return Promise.all(urls.map((url) => histogramNow([url], GC_SECONDS, 'kind')));
 }
 
 const STORE_COMMAND_LABELS = ['command', 'collection'] as const;
+/** The worker's batch-end steps (the API has none), by step. */
 const END_STEPS = 'x402_batch_end_step_seconds';
-
-/** Every process's batch-end step timings so far (the worker's histogram; the API has none). */
-async function endStepsNow(urls: readonly string[]): Promise<HistogramSums> {
-  return { sum: await scrapeCounter(urls, `${END_STEPS}_sum`, 'step'), count: await scrapeCounter(urls, `${END_STEPS}_count`, 'step') };
-}
 
 /** The batch ends of the level, by step: how many ran and their mean milliseconds. */
 function endStepsBetween(before: HistogramSums, after: HistogramSums): Record<string, { count: number; meanMs: number }> {
-  const sum = counterDelta(before.sum, after.sum);
-  const count = counterDelta(before.count, after.count);
-  if (!sum || !count) return {};
-  return Object.fromEntries([...sum].map(([step, seconds]) => [step, { count: count.get(step) ?? 0, meanMs: (seconds * 1000) / Math.max(1, count.get(step) ?? 0) }]));
+  return Object.fromEntries(Object.entries(histogramBetween(before, after)).map(([step, h]) => [step, { count: h.count, meanMs: h.totalMs / Math.max(1, h.count) }]));
 }
 
 export async function runLevel(s: LevelSettings, label: string, rate: number, seconds: number): Promise<LevelFigures> {
@@ -202,7 +201,7 @@ export async function runLevel(s: LevelSettings, label: string, rate: number, se
 
   const metricsBefore = await scrapeCounter(s.metricsUrls, 'x402_store_commands_total', STORE_COMMAND_LABELS);
   const gcBefore = await gcPerUrl(s.metricsUrls);
-  const endStepsBefore = await endStepsNow(s.metricsUrls);
+  const endStepsBefore = await histogramNow(s.metricsUrls, END_STEPS, 'step');
   const runsBefore = await settlementRunsNow(w.temporal).catch(() => null);
   const fromBlock = await w.publicClient.getBlockNumber();
   const since = new Date();
@@ -227,7 +226,7 @@ export async function runLevel(s: LevelSettings, label: string, rate: number, se
   // Read before the store-command scrape below, which would reset the event-loop monitors.
   const lags = await scrapeGaugesPerUrl(s.metricsUrls, [LAG_P99, LAG_MAX]);
   const gcAfter = await gcPerUrl(s.metricsUrls);
-  const endStepsAfter = await endStepsNow(s.metricsUrls);
+  const endStepsAfter = await histogramNow(s.metricsUrls, END_STEPS, 'step');
   const metricsAfter = await scrapeCounter(s.metricsUrls, 'x402_store_commands_total', STORE_COMMAND_LABELS);
   const records = run.records;
   const accepted = records.filter((r) => r.outcome === 'accepted');
@@ -331,7 +330,7 @@ export async function runLevel(s: LevelSettings, label: string, rate: number, se
     storeCommands: commands ? Object.fromEntries(commands) : null,
     storeCommandsPerPayment: commands ? per(total(commands), settled) : null,
     eventLoopDelayMs: lags.map((l) => ({ p99: msOf(l.get(LAG_P99)), max: msOf(l.get(LAG_MAX)) })),
-    gc: gcAfter.map((after, i) => gcBetween(gcBefore[i], after)),
+    gc: gcAfter.map((after, i) => histogramBetween(gcBefore[i], after)),
     gas: { batches: batches.batches, payments: batches.payments, gasPerPayment: batches.gasPerPayment, sizes: batches.sizes },
     phases: phaseProfile(accepted.map((r) => r.serverTiming ?? {})),
     queueMs: queueWaits(records),
