@@ -1,4 +1,5 @@
 import type { Collections } from './collections.js';
+import { borrowerFromStored, storedChange } from './borrower-record.js';
 import type { BorrowerDoc } from './documents.js';
 import { findByIds } from './find-by-ids.js';
 import { BUSY_WAIT_MS, busyBackoff, inTurn, LeaseBusy } from './lease-lock.js';
@@ -32,7 +33,8 @@ export function changeBorrower<R>(c: Collections, borrowerId: string, decide: (b
   return inTurn(key, deadline, async () => {
     const wait = busyBackoff();
     for (;;) {
-      const b = await c.borrowers.findOne({ _id: borrowerId });
+      const stored = await c.borrowers.findOne({ _id: borrowerId });
+      const b = stored && borrowerFromStored(stored);
       const { result, change } = decide(b);
       if (!b || !change || Object.keys(change).length === 0) return result;
       if (b.fence === undefined) {
@@ -40,7 +42,7 @@ export function changeBorrower<R>(c: Collections, borrowerId: string, decide: (b
         await c.borrowers.updateOne({ _id: borrowerId }, { $inc: { fence: 1 } });
         continue;
       }
-      const written = await c.borrowers.updateOne({ _id: borrowerId, fence: b.fence }, { $set: { ...change, updatedAt: new Date() }, $inc: { fence: 1 } });
+      const written = await c.borrowers.updateOne({ _id: borrowerId, fence: b.fence }, fencedUpdate(change, new Date()));
       if (written.matchedCount === 1) return result;
       if (Date.now() >= deadline) throw new LeaseBusy(key);
       await wait();
@@ -81,7 +83,7 @@ export async function changeBorrowers(c: Collections, borrowerIds: readonly stri
       const chunk = writes.slice(i, i + WRITES_PER_COMMAND);
       const now = new Date();
       const written = await c.borrowers.bulkWrite(
-        chunk.map(({ b, change }) => ({ updateOne: { filter: { _id: b._id, fence: b.fence }, update: { $set: { ...change, updatedAt: now }, $inc: { fence: 1 } } } })),
+        chunk.map(({ b, change }) => ({ updateOne: { filter: { _id: b._id, fence: b.fence }, update: fencedUpdate(change, now) } })),
         { ordered: false },
       );
       if (written.matchedCount < chunk.length) again.push(...chunk.map(({ b }) => b._id));
@@ -94,6 +96,12 @@ export async function changeBorrowers(c: Collections, borrowerIds: readonly stri
   }
 }
 
-function readBorrowers(c: Collections, ids: readonly string[]): Promise<BorrowerDoc[]> {
-  return findByIds(c.borrowers, ids);
+async function readBorrowers(c: Collections, ids: readonly string[]): Promise<BorrowerDoc[]> {
+  return (await findByIds(c.borrowers, ids)).map(borrowerFromStored);
+}
+
+/** The update that writes `change` and moves the fence on (its holds in their stored form, borrower-record.ts). */
+function fencedUpdate(change: BorrowerChange, now: Date) {
+  const { $set, $unset } = storedChange(change);
+  return { $set: { ...$set, updatedAt: now }, ...($unset ? { $unset } : {}), $inc: { fence: 1 } };
 }

@@ -1,4 +1,5 @@
 import { changeBorrower, changeBorrowers, type BorrowerChange } from './borrower-changes.js';
+import { borrowerFromStored, storedBorrower } from './borrower-record.js';
 import { changeBorrowerStanding } from './borrower-standing.js';
 import { insertOnce } from './claim.js';
 import { isDuplicateKey } from './mongo.js';
@@ -6,11 +7,12 @@ import type { Collections } from './collections.js';
 import type { BorrowerDoc } from './documents.js';
 
 export async function insertBorrower(c: Collections, doc: BorrowerDoc): Promise<void> {
-  await c.borrowers.insertOne(doc);
+  await c.borrowers.insertOne(storedBorrower(doc));
 }
 
-export function findBorrower(c: Collections, borrowerId: string): Promise<BorrowerDoc | null> {
-  return c.borrowers.findOne({ _id: borrowerId });
+export async function findBorrower(c: Collections, borrowerId: string): Promise<BorrowerDoc | null> {
+  const stored = await c.borrowers.findOne({ _id: borrowerId });
+  return stored && borrowerFromStored(stored);
 }
 
 export { listAgentKeys } from './operational-agents.js';
@@ -88,7 +90,7 @@ export async function findOrCreateBorrowerByWallet(c: Collections, wallet: strin
     updatedAt: now,
   };
   // Idempotent: a crash between the two inserts is healed by the next sign-in.
-  return insertOnce(c.borrowers, doc);
+  return borrowerFromStored(await insertOnce(c.borrowers, storedBorrower(doc)));
 }
 
 /**

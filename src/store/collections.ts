@@ -2,7 +2,7 @@ import type { Collection, Db, Document } from 'mongodb';
 import type {
   AgentKeyDoc,
   ApiKeyDoc,
-  BorrowerDoc,
+  StoredBorrowerDoc,
   IdempotencyDoc,
   MerchantDoc,
   PaymentDoc,
@@ -30,7 +30,7 @@ import type {
 export interface Collections {
   merchants: Collection<MerchantDoc>;
   apiKeys: Collection<ApiKeyDoc>;
-  borrowers: Collection<BorrowerDoc>;
+  borrowers: Collection<StoredBorrowerDoc>;
   agentKeys: Collection<AgentKeyDoc>;
   spendIntents: Collection<SpendIntentDoc>;
   payments: Collection<PaymentDoc>;
@@ -71,7 +71,7 @@ export function collections(source: Db | (() => Db)): Collections {
   return {
     merchants: db.collection<MerchantDoc>('merchants'),
     apiKeys: db.collection<ApiKeyDoc>('api_keys'),
-    borrowers: db.collection<BorrowerDoc>('borrowers'),
+    borrowers: db.collection<StoredBorrowerDoc>('borrowers'),
     agentKeys: db.collection<AgentKeyDoc>('agent_keys'),
     spendIntents: db.collection<SpendIntentDoc>('spend_intents'),
     payments: db.collection<PaymentDoc>('payments'),

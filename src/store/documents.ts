@@ -63,6 +63,12 @@ export interface BorrowerDoc {
   updatedAt: Date;
 }
 
+/**
+ * A borrower as stored (borrower-record.ts reads and writes it): the open holds are one JSON text,
+ * `holdsJson`, not a map. Documents written before that carry the map in `holds` until their next write.
+ */
+export type StoredBorrowerDoc = Omit<BorrowerDoc, 'holds'> & { holdsJson?: string; holds?: Record<string, number> };
+
 export interface AgentKeyDoc {
   _id: string;
   borrowerId: string;

@@ -8,6 +8,7 @@ import type { AnvilControl } from '../support/anvil-control.js';
 import { creditPool, type CreditPool } from './credit-pool.js';
 import { assertLedgerAgrees, settledEventsFor } from '../helpers/ledger.js';
 import { capturePayments, newParties, waitForPayments, type CapturedPayment } from '../helpers/captures.js';
+import { findBorrower } from '../../src/store/borrowers.js';
 
 const CONFIRMATIONS = 2;
 
@@ -100,7 +101,7 @@ describe('fault: a settleBatch transaction that reverts on chain', function () {
     assert.equal(debt, 0n);
     const deadline = Date.now() + 20_000;
     for (;;) {
-      const b = await w.store.c.borrowers.findOne({ _id: parties.borrower.borrowerId });
+      const b = await findBorrower(w.store.c, parties.borrower.borrowerId);
       if (b && Object.keys(b.holds).length === 0 && b.available === b.creditLimit && b.debt === 0) break;
       assert.ok(Date.now() < deadline, `the failed payments' credit comes back: ${JSON.stringify(b)}`);
       await new Promise((r) => setTimeout(r, 200));

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import type { Collections } from '../../src/store/collections.js';
 import { spendIntentWorkflowId } from '../../src/temporal/agent-definitions.js';
 import type { World } from './world.js';
+import { findBorrower } from '../../src/store/borrowers.js';
 
 /**
  * What a fuzz run may leave behind: only what its accepted calls created. Snapshots list the ids
@@ -117,7 +118,7 @@ export async function assertOnlyExpected(w: World, scope: FuzzScope, before: Sna
  */
 export async function assertConsistent(w: World, borrowerId: string): Promise<void> {
   const c = w.store.c;
-  const b = await c.borrowers.findOne({ _id: borrowerId });
+  const b = await findBorrower(c, borrowerId);
   assert.ok(b, 'borrower exists');
   const held = Object.values(b.holds ?? {}).reduce((s, v) => s + v, 0);
   assert.equal(b.available + held + b.debt, b.creditLimit, `credit conserved: available ${b.available} + held ${held} + debt ${b.debt} = limit ${b.creditLimit}`);

@@ -4,6 +4,7 @@ import { getAbiItem, type Hex } from 'viem';
 import { creditSettlementAbi } from '../../src/chain/abi.js';
 import { uuidToBytes32 } from '@credit-facilitator/wire/ids';
 import { erc20BalanceOf, paymentSettledEvent, pollUntil, type World } from './world.js';
+import { findBorrower } from '../../src/store/borrowers.js';
 
 const batchSettledEvent = getAbiItem({ abi: creditSettlementAbi, name: 'BatchSettled' });
 
@@ -106,7 +107,7 @@ export async function assertLedgerAgrees(w: World, payments: CapturedPayment[], 
   for (const [borrowerId, sum] of sumBy(payments, (p) => p.borrowerId)) {
     const mine = payments.filter((p) => p.borrowerId === borrowerId).map((p) => holds.get(p.paymentId)!);
     await waitFor(`borrower ${borrowerId}'s booked debt to reach ${sum} with the payments' holds closed`, 20_000, async () => {
-      const b = await w.store.c.borrowers.findOne({ _id: borrowerId });
+      const b = await findBorrower(w.store.c, borrowerId);
       return { ok: b !== null && BigInt(b.debt) === sum && mine.every((h) => b.holds[h] === undefined), seen: b && { debt: b.debt, holds: b.holds } };
     });
   }

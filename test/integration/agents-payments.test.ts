@@ -10,6 +10,7 @@ import { decodePaymentRequiredHeader } from '@x402/core/http';
 import { encodeKey, generateAgentKeyPair } from '@credit-facilitator/wire/voucher';
 import { agentDeps, onboardBorrower, paymentRequiredHeader, prepareAndSign, signAndSubmit, type OnboardedBorrower } from '../helpers/onboarding.js';
 import { call, capture, newMerchant, pollUntil, world, type TestMerchant, type World } from '../helpers/world.js';
+import { findBorrower } from '../../src/store/borrowers.js';
 
 async function rejects(p: Promise<unknown>, code: ToolErrorCode, reason?: string): Promise<void> {
   try {
@@ -36,7 +37,7 @@ describe('agents: prepare_x402_payment, spend intents and agent keys', function 
   });
 
   const credit = async (b: OnboardedBorrower) => {
-    const doc = await w.store.c.borrowers.findOne({ _id: b.borrowerId });
+    const doc = await findBorrower(w.store.c, b.borrowerId);
     return { available: doc?.available, holds: Object.keys(doc?.holds ?? {}).length };
   };
   const spentToday = async (b: OnboardedBorrower) => (await w.store.c.agentSpendDays.findOne({ _id: spendDayId(b.agentKeyId, utcDay(Date.now())) }))?.spent ?? 0;

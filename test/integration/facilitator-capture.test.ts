@@ -4,6 +4,7 @@ import { decodeEventLog, encodeEventTopics } from 'viem';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { uuidToBytes32 } from '@credit-facilitator/wire/ids';
 import { call, capture, erc20BalanceOf, newBorrower, newMerchant, newVoucher, paymentSettledEvent, pollUntil, world, type TestBorrower, type World } from '../helpers/world.js';
+import { findBorrower } from '../../src/store/borrowers.js';
 
 describe('facilitator: capture to CONFIRMED on chain', function () {
   let w: World;
@@ -54,10 +55,10 @@ describe('facilitator: capture to CONFIRMED on chain', function () {
     assert.equal(balance, 1_250_000n);
     // The store books the debt just after CONFIRMED (the chain is the source of truth for debt).
     const deadline = Date.now() + 10_000;
-    let borrower = await w.store.c.borrowers.findOne({ _id: b.borrowerId });
+    let borrower = await findBorrower(w.store.c, b.borrowerId);
     while (borrower?.debt !== 1_250_000 && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 100));
-      borrower = await w.store.c.borrowers.findOne({ _id: b.borrowerId });
+      borrower = await findBorrower(w.store.c, b.borrowerId);
     }
     assert.equal(borrower?.debt, 1_250_000);
     assert.deepEqual(borrower?.holds, {});

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { rotateAgentKey } from '../../src/agents/agent-keys.js';
 import { ToolError } from '../../src/domain/tool-errors.js';
 import { changeBorrowerStanding } from '../../src/store/borrower-standing.js';
+import { findBorrower } from '../../src/store/borrowers.js';
 import { encodeKey, generateAgentKeyPair, type Voucher } from '@credit-facilitator/wire/voucher';
 import { agentDeps, signAndSubmit } from '../helpers/onboarding.js';
 import {
@@ -115,7 +116,7 @@ describe('facilitator: verify gives each invalidReason', function () {
   it('prepare refuses a payment beyond the available credit (INSUFFICIENT_CREDIT); one that fits verifies', async function () {
     // Spend the facility down to 500 with a real prepared payment that holds the rest.
     const poor = await newBorrower(w);
-    const facility = await w.store.c.borrowers.findOne({ _id: poor.borrowerId });
+    const facility = await findBorrower(w.store.c, poor.borrowerId);
     await newVoucher(w, m, poor, String((facility?.available ?? 0) - 500));
     await assert.rejects(newVoucher(w, m, poor, '501'), (e: unknown) => e instanceof ToolError && e.code === 'INSUFFICIENT_CREDIT');
     const fits = await newVoucher(w, m, poor, '500');

@@ -12,6 +12,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { paymentsExport, paymentsReconcile } from '../../tools/cli/payment-commands.js';
+import { findBorrower } from '../../src/store/borrowers.js';
 
 // One shard whose batches close only when full (4 payments): a payment captured alone stays
 // unclaimed for as long as the test needs, so a void before the batch is not a matter of timing.
@@ -50,14 +51,14 @@ describe('merchant: void before settlement, list and batch views', function () {
 
   it('voids an unclaimed payment: VOIDED, the hold released, its workflow ended, nothing settled; replays agree', async function () {
     const cached = await captureOne(w, m, b, '300', 'cancelled-elsewhere');
-    const before = await w.store.c.borrowers.findOne({ _id: b.borrowerId });
+    const before = await findBorrower(w.store.c, b.borrowerId);
     const p = await captureOne(w, m, b, '7000', 'cancelled-1');
     const otherApiPoll = async (id: string) => {
       const res = await fetch(`${api2.baseUrl}/facilitator/payments/${id}`, { headers: { authorization: `Bearer ${m.apiKey}` } });
       return (await res.json()) as { status: string };
     };
     assert.equal((await otherApiPoll(cached.paymentId)).status, 'QUEUED');
-    const held = await w.store.c.borrowers.findOne({ _id: b.borrowerId });
+    const held = await findBorrower(w.store.c, b.borrowerId);
     assert.equal(held?.holds[p.spendIntentId], 7000);
 
     const key = randomUUID();
@@ -67,7 +68,7 @@ describe('merchant: void before settlement, list and batch views', function () {
     assert.equal(res.json.replayed, false);
     assert.ok(res.json.receipt.voidedAt);
 
-    const after = await w.store.c.borrowers.findOne({ _id: b.borrowerId });
+    const after = await findBorrower(w.store.c, b.borrowerId);
     assert.equal(after?.holds[p.spendIntentId], undefined, 'the hold is released at once');
     assert.equal(after?.available, before?.available, 'the credit is available again');
 

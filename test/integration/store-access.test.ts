@@ -3,7 +3,7 @@ import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { chargeDailySpend, refundDailySpend } from '../../src/store/agent-spend.js';
-import { closeHoldsOfBorrowers, convertHoldToDebt, holdCredit, releaseHold } from '../../src/store/borrowers.js';
+import { closeHoldsOfBorrowers, convertHoldToDebt, findBorrower, holdCredit, releaseHold } from '../../src/store/borrowers.js';
 import { announceBatch, type AnnouncedBoards } from '../../src/store/settlement-queue.js';
 import { findSpendIntentFates } from '../../src/store/spend-intents.js';
 import type { Collections } from '../../src/store/collections.js';
@@ -98,7 +98,7 @@ describe('store access on the real store: lease locks and _id-only hot paths', f
     });
     it('a borrower change computed from a read another writer overtook is decided again, so neither change is lost', async function () {
       const b = await newBorrower(w);
-      const before = await c.borrowers.findOne({ _id: b.borrowerId });
+      const before = await findBorrower(c, b.borrowerId);
       assert.ok(before);
       const script = fileURLToPath(new URL('../helpers/stalled-borrower-change.js', import.meta.url));
       // The stalled writer reads, then freezes 2.5 s before writing from what it read.
@@ -116,7 +116,7 @@ describe('store access on the real store: lease locks and _id-only hot paths', f
       assert.equal(await holdCredit(c, b.borrowerId, 'next-holder', 10), 'held', 'the other writer is not blocked by the stalled one');
       assert.equal(await exited, 0, err);
       assert.match(out, /wrote:2\b/, 'the stalled write was refused once and decided again from the new state');
-      const after = await c.borrowers.findOne({ _id: b.borrowerId });
+      const after = await findBorrower(c, b.borrowerId);
       assert.equal(after?.available, before.available - 11, 'both changes are kept');
       assert.deepEqual(after?.holds, { ...before.holds, 'next-holder': 10, 'stale-holder': 1 });
       assert.equal(await c.locks.findOne({ _id: `borrower:${b.borrowerId}` }), null, 'no lease is taken');
@@ -149,7 +149,7 @@ describe('store access on the real store: lease locks and _id-only hot paths', f
       } finally {
         await c.locks.deleteMany({ owner: 'stuck' });
       }
-      assert.deepEqual((await c.borrowers.findOne({ _id: b.borrowerId }))?.holds, {});
+      assert.deepEqual((await findBorrower(c, b.borrowerId))?.holds, {});
       assert.equal((await c.signingRequests.findOne({ _id: signing._id }))?.status, 'PENDING');
     });
   });
@@ -325,7 +325,7 @@ describe('store access on the real store: lease locks and _id-only hot paths', f
         const monitored = { ...deps, store: { ...deps.store, c: mc } };
         prepared = await preparePayment(monitored, b.principal, { payment_required: paymentRequiredHeader(deps, m, '1000'), order_ref: 'audit-1' });
       });
-      assert.equal((await c.borrowers.findOne({ _id: b.borrowerId }))?.holds[prepared?.spend_intent_id ?? ''], 1000);
+      assert.equal((await findBorrower(c, b.borrowerId))?.holds[prepared?.spend_intent_id ?? ''], 1000);
       assert.ok(commands.some((cmd) => cmd.collection === 'agent_keys'), 'the agent key was read');
       assert.deepEqual(scans(commands), []);
     });

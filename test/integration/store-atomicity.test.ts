@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { newId } from '@credit-facilitator/wire/ids';
-import { convertHoldToDebt, findBorrower, holdCredit, insertBorrower } from '../../src/store/borrowers.js';
+import { closeHoldsOfBorrowers, convertHoldToDebt, findBorrower, holdCredit, insertBorrower, releaseHold } from '../../src/store/borrowers.js';
 import { world, type World } from '../helpers/world.js';
 
 /** Concurrent writes to one document, as concurrent payments of one borrower make them: none may be lost. */
@@ -35,5 +35,30 @@ describe('store: concurrent updates of one document', function () {
     const b = await findBorrower(w.store.c, borrowerId);
     assert.equal(b?.available, 0);
     assert.equal(Object.keys(b?.holds ?? {}).length, 5);
+  });
+
+  it('stores the open holds as one JSON text, and moves a document written with a map of holds to it on its next write', async function () {
+    const c = w.store.c;
+    const borrowerId = await activeBorrower(1000);
+    const held = newId();
+    assert.equal(await holdCredit(c, borrowerId, held, 100), 'held');
+    const stored = await c.borrowers.findOne({ _id: borrowerId });
+    assert.deepEqual(JSON.parse(stored?.holdsJson ?? 'null'), { [held]: 100 });
+    assert.equal(stored?.holds, undefined, 'no map of holds is stored');
+
+    // A document as the release before holdsJson wrote it: holds in a map, no text.
+    const now = new Date();
+    const legacyId = newId();
+    const [a, b] = [newId(), newId()];
+    await c.borrowers.insertOne({ _id: legacyId, status: 'ACTIVE', creditLimit: 1000, available: 700, holds: { [a]: 200, [b]: 100 }, debt: 0, fence: 3, createdAt: now, updatedAt: now });
+    assert.deepEqual((await findBorrower(c, legacyId))?.holds, { [a]: 200, [b]: 100 });
+    assert.equal(await holdCredit(c, legacyId, a, 200), 'already_held', 'a hold in the old map is seen');
+    await closeHoldsOfBorrowers(c, new Map([[legacyId, [a]]]), 'debt');
+    const moved = await c.borrowers.findOne({ _id: legacyId });
+    assert.equal(moved?.holds, undefined, 'the map is gone after the write');
+    assert.deepEqual(JSON.parse(moved?.holdsJson ?? 'null'), { [b]: 100 });
+    assert.equal(await releaseHold(c, legacyId, b), true);
+    const after = await findBorrower(c, legacyId);
+    assert.deepEqual([after?.holds, after?.available, after?.debt], [{}, 800, 200]);
   });
 });

@@ -4,7 +4,7 @@ import type { AppDeps } from '../../src/main/app-deps.js';
 import { acceptCreditFacility } from '../../src/agents/facility.js';
 import { SCOPES } from '@credit-facilitator/wire/onboarding';
 import { spendDayId, utcDay } from '../../src/domain/agent-policy.js';
-import { closeHoldsOfBorrowers, convertHoldToDebt, holdCredit, releaseHold } from '../../src/store/borrowers.js';
+import { closeHoldsOfBorrowers, convertHoldToDebt, findBorrower, holdCredit, releaseHold } from '../../src/store/borrowers.js';
 import type { BorrowerDoc } from '../../src/store/documents.js';
 import { bookRepayment } from '../../src/store/repayments.js';
 import { ensureSigningRequest, markSigned } from '../../src/store/signing-requests.js';
@@ -16,7 +16,7 @@ import { pendingSigningRequest } from '../helpers/signing-request-doc.js';
 import { newBorrower, newMerchant, world, type TestBorrower, type TestMerchant, type World } from '../helpers/world.js';
 
 async function borrowerDoc(w: World, borrowerId: string): Promise<BorrowerDoc> {
-  const b = await w.store.c.borrowers.findOne({ _id: borrowerId });
+  const b = await findBorrower(w.store.c, borrowerId);
   assert.ok(b, `borrower ${borrowerId} exists`);
   return b;
 }
