@@ -22,7 +22,7 @@ export function storedBorrower(doc: BorrowerDoc): StoredBorrowerDoc {
 }
 
 /** The update operators that write `change` (its holds as holdsJson, dropping an older document's map). */
-export function storedChange(change: { holds?: Record<string, number> }): { $set: Record<string, unknown>; $unset?: { holds: '' } } {
+export function storedChange(change: Partial<Pick<BorrowerDoc, 'holds'>> & Record<string, unknown>): { $set: Record<string, unknown>; $unset?: { holds: '' } } {
   const { holds, ...rest } = change;
   if (holds === undefined) return { $set: rest };
   return { $set: { ...rest, holdsJson: JSON.stringify(holds) }, $unset: { holds: '' } };
