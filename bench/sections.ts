@@ -75,11 +75,11 @@ function shardRound(l: LevelFigures): string {
 
 function endSteps(l: LevelFigures): string {
   const steps = l.batchEndSteps ?? {};
+  if (Object.keys(steps).length === 0) return 'n/a';
   const mean = (step: string) => steps[step]?.meanMs;
   const other = Object.entries(steps)
     .filter(([step]) => !['holds', 'projections', 'ledger'].includes(step))
     .reduce((sum, [, s]) => sum + s.meanMs, 0);
-  if (Object.keys(steps).length === 0) return 'n/a';
   return [mean('holds'), mean('projections'), mean('ledger'), other].map((v) => (v === undefined ? '-' : num(v, 0))).join(' / ');
 }
 

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { metricSum } from '../helpers/metrics.js';
+import { until } from '../helpers/until.js';
 import { capture, newBorrower, newMerchant, newVoucher, pollUntil, world } from '../helpers/world.js';
 
 describe('worker /metrics', function () {
@@ -22,14 +23,8 @@ describe('worker /metrics', function () {
     assert.ok(metricSum(after, 'x402_settle_latency_seconds_count') > metricSum(before, 'x402_settle_latency_seconds_count'));
     assert.match(after, /x402_batches_total\{outcome="confirmed"/);
     // The batch end runs after the confirmation polls see: its steps are counted once it finishes.
-    const endedOnce = async () => {
-      for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 200))) {
-        const now = await (await fetch(url)).text();
-        if (metricSum(now, 'x402_batch_end_step_seconds_count') > metricSum(before, 'x402_batch_end_step_seconds_count')) return now;
-      }
-      throw new Error('no batch end step was timed');
-    };
-    const ended = await endedOnce();
+    const stepsTimed = (text: string) => metricSum(text, 'x402_batch_end_step_seconds_count');
+    const ended = await until('a batch end step timed', async () => (await fetch(url)).text(), (text) => stepsTimed(text) > stepsTimed(before), 30_000);
     for (const step of ['record', 'holds', 'projections', 'ledger', 'dequeue']) assert.match(ended, new RegExp(`x402_batch_end_step_seconds_count\\{[^}]*step="${step}"`), step);
     assert.equal((await fetch(url.replace('/metrics', '/other'))).status, 404);
   });
