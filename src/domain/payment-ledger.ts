@@ -3,13 +3,17 @@
  * pages the store reads by _id only. FerretDB v1 answers only an exact `_id` filter from an index
  * (any other filter scans the collection), so the list is laid out as keys:
  *
- *   `m|<merchantId>`                      days with lines, `YYYYMMDD`
- *   `d|<merchantId>|<YYYYMMDD>`           minutes of that day with lines, `YYYYMMDDHHmm`
- *   `p|<merchantId>|<YYYYMMDDHHmm>`       the lines of payments captured in that minute
- *   `o|<merchantId>|<orderRef>`           the payment ids of that orderRef
+ *   `m|<merchantId>`                        days with lines, `YYYYMMDD`
+ *   `d|<merchantId>|<YYYYMMDD>`             minutes of that day with lines, `YYYYMMDDHHmm`
+ *   `i|<merchantId>|<YYYYMMDDHHmm>`         the writers (batch ids, `void-<paymentId>`) with a page in that minute
+ *   `p|<merchantId>|<YYYYMMDDHHmm>|<writer>` one writer's lines of payments captured in that minute
+ *   `p|<merchantId>|<YYYYMMDDHHmm>`         the minute's lines as releases before per-writer pages wrote them
+ *   `o|<merchantId>|<orderRef>`             the payment ids of that orderRef
  *
- * A listing walks days, then minutes, newest first, reading one page per minute; each page holds
- * the payments captured in its minute, so a page stays small at any rate a shard can settle.
+ * A listing walks days, then minutes, newest first, reading a minute's pages by its index. Each
+ * writer (a batch end, a void) inserts pages of its own instead of adding to a minute's page:
+ * FerretDB v1 rewrites a whole document on any update, so adding to a page that grows all minute
+ * cost in proportion to the page, and a new document costs a small insert (docs/design.md).
  */
 
 import type { PaymentStatus, Receipt } from './payment.js';
@@ -66,7 +70,12 @@ export function minuteKey(at: Date): string {
 export const ledgerIds = {
   merchant: (merchantId: string) => `m|${merchantId}`,
   day: (merchantId: string, day: string) => `d|${merchantId}|${day}`,
+  /** A minute's page as releases before per-writer pages wrote it (still read, never written). */
   page: (merchantId: string, minute: string) => `p|${merchantId}|${minute}`,
+  /** One writer's page of a minute. */
+  writerPage: (merchantId: string, minute: string, writer: string) => `p|${merchantId}|${minute}|${writer}`,
+  /** The writers with a page in a minute. */
+  minute: (merchantId: string, minute: string) => `i|${merchantId}|${minute}`,
   order: (merchantId: string, orderRef: string) => `o|${merchantId}|${orderRef}`,
 };
 
@@ -81,23 +90,28 @@ export function isAfter(line: { capturedAt: string; paymentId: string }, cursor:
   return newestFirst(line, cursor) > 0;
 }
 
-/** The writes that add these lines: one page update per minute, one day update per day, one merchant update, one per orderRef. */
+/**
+ * The writes that add one writer's lines: a new page per merchant and minute, that page joining its
+ * minute's index, and one update per day, merchant and orderRef.
+ */
 export interface LedgerWrites {
   pages: Map<string, { merchantId: string; minute: string; lines: LedgerLine[] }>;
+  minutes: Map<string, { merchantId: string; minute: string }>;
   days: Map<string, { merchantId: string; day: string; minutes: Set<string> }>;
   merchants: Map<string, { merchantId: string; days: Set<string> }>;
   orders: Map<string, { merchantId: string; orderRef: string; paymentIds: Set<string> }>;
 }
 
-export function ledgerWrites(lines: ReadonlyArray<LedgerLine & { merchantId: string }>): LedgerWrites {
-  const w: LedgerWrites = { pages: new Map(), days: new Map(), merchants: new Map(), orders: new Map() };
+export function ledgerWrites(writer: string, lines: ReadonlyArray<LedgerLine & { merchantId: string }>): LedgerWrites {
+  const w: LedgerWrites = { pages: new Map(), minutes: new Map(), days: new Map(), merchants: new Map(), orders: new Map() };
   for (const { merchantId, ...line } of lines) {
     const at = new Date(line.capturedAt);
     const day = dayKey(at);
     const minute = minuteKey(at);
-    const page = ledgerIds.page(merchantId, minute);
+    const page = ledgerIds.writerPage(merchantId, minute, writer);
     if (!w.pages.has(page)) w.pages.set(page, { merchantId, minute, lines: [] });
     w.pages.get(page)!.lines.push(canonicalLine(line));
+    w.minutes.set(ledgerIds.minute(merchantId, minute), { merchantId, minute });
     const dayId = ledgerIds.day(merchantId, day);
     if (!w.days.has(dayId)) w.days.set(dayId, { merchantId, day, minutes: new Set() });
     w.days.get(dayId)!.minutes.add(minute);

@@ -22,7 +22,7 @@ export async function finishVoid(deps: FinishVoidDeps, entry: SettlementQueueDoc
   await announceVoid(c, entry._id, new Date(voidedAt));
   await closeHolds(c, entry.borrowerId, [entry.spendIntentId], 'available');
   const receipt = finalReceipt(entry, outcome);
-  await recordLedgerLines(c, [ledgerLineOf(receipt)]);
+  await recordLedgerLines(c, `void-${entry._id}`, [ledgerLineOf(receipt)]);
   await notifyOne(deps.temporal, deps.taskQueue, entry, outcome);
   await emitWebhookEvents(deps, `void-${entry._id}`, outcomeEvents([entry], [receipt], outcome));
   await removeFromQueues(c, await allQueues(deps.db), [entry._id]);

@@ -220,7 +220,7 @@ export function createShardSettlement(deps: ShardDeps) {
       await timed('holds', () => closeHoldsOfBorrowers(c, holdsByBorrower(entries), o.status === 'CONFIRMED' ? 'debt' : 'available'));
       await timed('projections', () => recordBatchProjections(c, entries.map((e) => e._id), o));
       const receipts = entries.map((e) => finalReceipt(e, o));
-      await timed('ledger', () => recordLedgerLines(c, receipts.map(ledgerLineOf)));
+      await timed('ledger', () => recordLedgerLines(c, ref.batchId, receipts.map(ledgerLineOf)));
       await timed('webhooks', () => emitWebhookEvents(emitDeps, ref.batchId, outcomeEvents(entries, receipts, o)));
       if (ref.notify !== 'separately') await timed('notify', () => notifyPayments(deps.temporal, deps.taskQueue, entries, o, { spreadMs: deps.settings.notifySpreadMs ?? 0 }));
       await timed('dequeue', () => removeFromQueues(c, ref.queues, ref.paymentIds));

@@ -373,7 +373,9 @@ export interface LedgerDoc {
   days?: string[];
   /** `d|` docs: minutes of the day with lines (YYYYMMDDHHmm). */
   minutes?: string[];
-  /** `p|` docs: the lines of payments captured in the minute. */
+  /** `i|` docs: the writers with a page in the minute. */
+  writers?: string[];
+  /** `p|` docs: the lines of payments captured in the minute (one writer's, or all of a page from before writers had their own). */
   lines?: LedgerLine[];
   /** `o|` docs: payment ids with this orderRef. */
   paymentIds?: string[];

@@ -2,30 +2,48 @@ import type { AnyBulkWriteOperation } from 'mongodb';
 import { ledgerIds, ledgerWrites, type LedgerLine } from '../domain/payment-ledger.js';
 import type { Collections } from './collections.js';
 import type { LedgerDoc } from './documents.js';
+import { insertNew } from './insert-new.js';
 import { MAX_UPDATES_PER_COMMAND } from './payments.js';
 
 /**
- * Adds payments' final lines to their merchants' ledgers. Every update is a set-add of values
- * that never change, so a retried batch end (or void) writes nothing twice. Pages first, the
- * day and merchant indexes that lead to them last: a reader never finds a minute with no page.
+ * Index entries (a minute in its day, a day in its merchant) this process has written, per store:
+ * a batch end adds the same day and minute for a merchant over and over, and an entry once written
+ * stays, so each is sent once per process and minute rather than once per batch.
  */
-export async function recordLedgerLines(c: Collections, lines: ReadonlyArray<LedgerLine & { merchantId: string }>): Promise<void> {
+const knownEntries = new WeakMap<Collections, Set<string>>();
+const MAX_KNOWN_ENTRIES = 100_000;
+
+function knownOf(c: Collections): Set<string> {
+  let known = knownEntries.get(c);
+  if (!known || known.size > MAX_KNOWN_ENTRIES) knownEntries.set(c, (known = new Set()));
+  return known;
+}
+
+/**
+ * Adds payments' final lines to their merchants' ledgers, as `writer`'s pages (a batch id, or
+ * `void-<paymentId>`). Pages are new documents (a retried writer finds its pages there and keeps
+ * them: their lines are built from facts that never change), then each joins its minute's index,
+ * then the day and merchant indexes that lead to the minutes: a reader never finds a minute or a
+ * writer with no page. Orders and indexes are set-adds, so a retry writes nothing twice.
+ */
+export async function recordLedgerLines(c: Collections, writer: string, lines: ReadonlyArray<LedgerLine & { merchantId: string }>): Promise<void> {
   if (lines.length === 0) return;
-  const w = ledgerWrites(lines);
-  const pages: AnyBulkWriteOperation<LedgerDoc>[] = [...w.pages].map(([_id, p]) => ({
-    updateOne: { filter: { _id }, update: { $set: { merchantId: p.merchantId }, $addToSet: { lines: { $each: p.lines } } }, upsert: true },
-  }));
+  const w = ledgerWrites(writer, lines);
+  await insertNew(c.ledger, [...w.pages].map(([_id, p]) => ({ _id, merchantId: p.merchantId, lines: p.lines })));
   const orders: AnyBulkWriteOperation<LedgerDoc>[] = [...w.orders].map(([_id, o]) => ({
     updateOne: { filter: { _id }, update: { $set: { merchantId: o.merchantId }, $addToSet: { paymentIds: { $each: [...o.paymentIds] } } }, upsert: true },
   }));
-  const days: AnyBulkWriteOperation<LedgerDoc>[] = [...w.days].map(([_id, d]) => ({
-    updateOne: { filter: { _id }, update: { $set: { merchantId: d.merchantId }, $addToSet: { minutes: { $each: [...d.minutes] } } }, upsert: true },
+  const minutes: AnyBulkWriteOperation<LedgerDoc>[] = [...w.minutes].map(([_id, m]) => ({
+    updateOne: { filter: { _id }, update: { $set: { merchantId: m.merchantId }, $addToSet: { writers: writer } }, upsert: true },
   }));
-  const merchants: AnyBulkWriteOperation<LedgerDoc>[] = [...w.merchants].map(([_id, m]) => ({
-    updateOne: { filter: { _id }, update: { $set: { merchantId: m.merchantId }, $addToSet: { days: { $each: [...m.days] } } }, upsert: true },
-  }));
-  await inChunks(c, [...pages, ...orders]);
-  await inChunks(c, [...days, ...merchants]);
+  await inChunks(c, [...orders, ...minutes]);
+  const known = knownOf(c);
+  const unknown = (id: string, entries: Set<string>) => [...entries].filter((e) => !known.has(`${id}|${e}`));
+  const days = [...w.days].map(([_id, d]) => ({ _id, merchantId: d.merchantId, add: unknown(_id, d.minutes) })).filter((d) => d.add.length > 0);
+  const merchants = [...w.merchants].map(([_id, m]) => ({ _id, merchantId: m.merchantId, add: unknown(_id, m.days) })).filter((m) => m.add.length > 0);
+  await inChunks(c, days.map(({ _id, merchantId, add }) => ({ updateOne: { filter: { _id }, update: { $set: { merchantId }, $addToSet: { minutes: { $each: add } } }, upsert: true } })));
+  await inChunks(c, merchants.map(({ _id, merchantId, add }) => ({ updateOne: { filter: { _id }, update: { $set: { merchantId }, $addToSet: { days: { $each: add } } }, upsert: true } })));
+  for (const { _id, add } of [...days, ...merchants]) for (const e of add) known.add(`${_id}|${e}`);
 }
 
 async function inChunks(c: Collections, ops: AnyBulkWriteOperation<LedgerDoc>[]): Promise<void> {
@@ -46,8 +64,16 @@ export async function ledgerMinutes(c: Collections, merchantId: string, day: str
   return [...(doc?.minutes ?? [])].sort().reverse();
 }
 
+/** A minute's lines: every writer's page listed in its index, and the page releases before wrote whole. */
 export async function ledgerPage(c: Collections, merchantId: string, minute: string): Promise<LedgerLine[]> {
-  return (await c.ledger.findOne({ _id: ledgerIds.page(merchantId, minute) }))?.lines ?? [];
+  const [whole, index] = await Promise.all([
+    c.ledger.findOne({ _id: ledgerIds.page(merchantId, minute) }),
+    c.ledger.findOne({ _id: ledgerIds.minute(merchantId, minute) }),
+  ]);
+  const pages = await Promise.all((index?.writers ?? []).map((writer) => c.ledger.findOne({ _id: ledgerIds.writerPage(merchantId, minute, writer) })));
+  const lines = new Map<string, LedgerLine>();
+  for (const page of [whole, ...pages]) for (const line of page?.lines ?? []) lines.set(line.paymentId, line);
+  return [...lines.values()];
 }
 
 export async function paymentIdsOfOrder(c: Collections, merchantId: string, orderRef: string): Promise<string[]> {

@@ -1,5 +1,5 @@
-import { MongoBulkWriteError } from 'mongodb';
 import type { Collections } from './collections.js';
+import { insertNew } from './insert-new.js';
 import { acquireSlot, newBucketState, type BucketState } from '../domain/rate-limit-blocks.js';
 import { slotWindow, type RateDecision, type RatePolicy } from '../domain/rate-limit.js';
 
@@ -22,16 +22,8 @@ export const slotId = (bucket: string, slot: number) => `${bucket}:${slot}`;
 /** One insert command for all `slots` (one document each); false for a slot someone else holds. */
 async function insertSlots(c: Collections, bucket: string, slots: number[], intervalMs: number): Promise<boolean[]> {
   const docs = slots.map((k) => ({ _id: slotId(bucket, k), bucket, slot: k, expiresAt: new Date((k + 1) * intervalMs) }));
-  try {
-    await c.rateLimitSlots.insertMany(docs, { ordered: false });
-    return slots.map(() => true);
-  } catch (err) {
-    if (!(err instanceof MongoBulkWriteError)) throw err;
-    const errors = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
-    if (errors.some((e) => e.code !== 11000)) throw err;
-    const taken = new Set(errors.map((e) => e.index));
-    return slots.map((_, i) => !taken.has(i));
-  }
+  const taken = await insertNew(c.rateLimitSlots, docs);
+  return slots.map((_, i) => !taken.has(i));
 }
 
 /**

@@ -1,8 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { MongoBulkWriteError, type Db } from 'mongodb';
+import type { Db } from 'mongodb';
 import { SETTLEMENT_QUEUE_PREFIX, type Collections } from './collections.js';
 import type { BatchDoc, PaymentDoc, SettlementClaimDoc, SettlementQueueDoc } from './documents.js';
 import { insertOnce } from './claim.js';
+import { insertNew } from './insert-new.js';
 import { findByIds } from './find-by-ids.js';
 import { isDuplicateKey } from './mongo.js';
 import { minuteKey } from '../domain/payment-ledger.js';
@@ -98,20 +99,12 @@ export async function claimForBatch(c: Collections, batchId: string, paymentIds:
   const at = new Date();
   const docs: SettlementClaimDoc[] = paymentIds.map((id) => ({ _id: id, batchId, at }));
   const held = new Set(paymentIds);
-  try {
-    await c.settlementClaims.insertMany(docs, { ordered: false });
-    return held;
-  } catch (err) {
-    if (!(err instanceof MongoBulkWriteError)) throw err;
-    const errors = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
-    const taken = errors.filter((e) => e.code === 11000).map((e) => paymentIds[e.index] as string);
-    if (taken.length !== errors.length) throw err;
-    const owners = await Promise.all(taken.map((id) => c.settlementClaims.findOne({ _id: id })));
-    taken.forEach((id, i) => {
-      if (owners[i]?.batchId !== batchId) held.delete(id);
-    });
-    return held;
-  }
+  const taken = [...(await insertNew(c.settlementClaims, docs))].map((i) => paymentIds[i] as string);
+  const owners = await Promise.all(taken.map((id) => c.settlementClaims.findOne({ _id: id })));
+  taken.forEach((id, i) => {
+    if (owners[i]?.batchId !== batchId) held.delete(id);
+  });
+  return held;
 }
 
 /** The claim a void takes in settlement_claims: the same unique insert a batch takes, so exactly one of them wins. */

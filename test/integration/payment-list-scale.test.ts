@@ -57,7 +57,7 @@ describe(`payment list: paging through ${PAYMENTS} payments`, function () {
           resource: 'https://scale.example/item', idempotencyKey: l.paymentId, status: 'CONFIRMED' as const, capturedAt: new Date(l.capturedAt), updatedAt: new Date(), batchId: l.batchId!,
         })),
       );
-      await recordLedgerLines(w.store.c, chunk);
+      await recordLedgerLines(w.store.c, chunk[0]!.batchId!, chunk);
     }
 
     const seen: string[] = [];

@@ -31,15 +31,19 @@ describe('domain/payment-ledger', function () {
     assert.ok(isAfter(a, b) && isAfter(b, c) && !isAfter(c, b) && !isAfter(b, b));
   });
 
-  it('groups lines into one write per page, day, merchant and orderRef', function () {
-    const w = ledgerWrites([
+  it("groups a writer's lines into a new page per merchant and minute, each joining its minute, and one write per day, merchant and orderRef", function () {
+    const w = ledgerWrites('batch-1', [
       line('p1', '2026-01-01T10:00:01.000Z'),
       line('p2', '2026-01-01T10:00:59.000Z'),
       line('p3', '2026-01-01T10:01:00.000Z', { orderRef: 'order-p1' }),
       line('p4', '2026-01-02T00:00:00.000Z', { merchantId: 'm2' }),
     ]);
-    assert.deepEqual([...w.pages.keys()].sort(), [ledgerIds.page('m1', '202601011000'), ledgerIds.page('m1', '202601011001'), ledgerIds.page('m2', '202601020000')].sort());
-    assert.equal(w.pages.get(ledgerIds.page('m1', '202601011000'))!.lines.length, 2);
+    const page = (m: string, minute: string) => ledgerIds.writerPage(m, minute, 'batch-1');
+    assert.deepEqual([...w.pages.keys()].sort(), [page('m1', '202601011000'), page('m1', '202601011001'), page('m2', '202601020000')].sort());
+    assert.equal(page('m1', '202601011000'), 'p|m1|202601011000|batch-1');
+    assert.notEqual(page('m1', '202601011000'), ledgerIds.page('m1', '202601011000'));
+    assert.equal(w.pages.get(page('m1', '202601011000'))!.lines.length, 2);
+    assert.deepEqual([...w.minutes.keys()].sort(), [ledgerIds.minute('m1', '202601011000'), ledgerIds.minute('m1', '202601011001'), ledgerIds.minute('m2', '202601020000')].sort());
     assert.deepEqual([...w.days.get(ledgerIds.day('m1', '20260101'))!.minutes].sort(), ['202601011000', '202601011001']);
     assert.deepEqual([...w.merchants.get(ledgerIds.merchant('m2'))!.days], ['20260102']);
     assert.deepEqual([...w.orders.get(ledgerIds.order('m1', 'order-p1'))!.paymentIds], ['p1', 'p3']);
