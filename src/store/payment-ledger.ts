@@ -21,22 +21,27 @@ function knownOf(c: Collections): Set<string> {
 
 /**
  * Adds payments' final lines to their merchants' ledgers, as `writer`'s pages (a batch id, or
- * `void-<paymentId>`). Pages are new documents (a retried writer finds its pages there and keeps
- * them: their lines are built from facts that never change), then each joins its minute's index,
- * then the day and merchant indexes that lead to the minutes: a reader never finds a minute or a
- * writer with no page. Orders and indexes are set-adds, so a retry writes nothing twice.
+ * `void-<paymentId>`). Pages and orders are inserted as new documents (a retried writer finds its
+ * pages there and keeps them: their lines are built from facts that never change; an order already
+ * there gets a set-add), then each page joins its minute's index, then the day and merchant indexes
+ * that lead to the minutes: a reader never finds a minute or a writer with no page. The indexes
+ * are set-adds too, so a retry writes nothing twice.
  */
 export async function recordLedgerLines(c: Collections, writer: string, lines: ReadonlyArray<LedgerLine & { merchantId: string }>): Promise<void> {
   if (lines.length === 0) return;
   const w = ledgerWrites(writer, lines);
-  await insertNew(c.ledger, [...w.pages].map(([_id, p]) => ({ _id, merchantId: p.merchantId, lines: p.lines })));
-  const orders: AnyBulkWriteOperation<LedgerDoc>[] = [...w.orders].map(([_id, o]) => ({
-    updateOne: { filter: { _id }, update: { $set: { merchantId: o.merchantId }, $addToSet: { paymentIds: { $each: [...o.paymentIds] } } }, upsert: true },
-  }));
+  const pages: LedgerDoc[] = [...w.pages].map(([_id, p]) => ({ _id, merchantId: p.merchantId, lines: p.lines }));
+  const orders: LedgerDoc[] = [...w.orders].map(([_id, o]) => ({ _id, merchantId: o.merchantId, paymentIds: [...o.paymentIds] }));
+  // One insert for the new pages and orders; an order already there (its orderRef paid before, or a retry) gets a set-add.
+  const present = await insertNew(c.ledger, [...pages, ...orders]);
+  const reusedOrders: AnyBulkWriteOperation<LedgerDoc>[] = [...present]
+    .filter((i) => i >= pages.length)
+    .map((i) => orders[i - pages.length]!)
+    .map(({ _id, paymentIds }) => ({ updateOne: { filter: { _id }, update: { $addToSet: { paymentIds: { $each: paymentIds ?? [] } } } } }));
   const minutes: AnyBulkWriteOperation<LedgerDoc>[] = [...w.minutes].map(([_id, m]) => ({
     updateOne: { filter: { _id }, update: { $set: { merchantId: m.merchantId }, $addToSet: { writers: writer } }, upsert: true },
   }));
-  await inChunks(c, [...orders, ...minutes]);
+  await inChunks(c, [...reusedOrders, ...minutes]);
   const known = knownOf(c);
   const unknown = (id: string, entries: Set<string>) => [...entries].filter((e) => !known.has(`${id}|${e}`));
   const days = [...w.days].map(([_id, d]) => ({ _id, merchantId: d.merchantId, add: unknown(_id, d.minutes) })).filter((d) => d.add.length > 0);
