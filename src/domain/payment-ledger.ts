@@ -95,7 +95,9 @@ export function isAfter(line: { capturedAt: string; paymentId: string }, cursor:
  * minute's index, and one update per day, merchant and orderRef.
  */
 export interface LedgerWrites {
+  /** By writer page id: the writer's lines of one merchant and minute. */
   pages: Map<string, { merchantId: string; minute: string; lines: LedgerLine[] }>;
+  /** By minute index id: the minutes whose index the writer joins. */
   minutes: Map<string, { merchantId: string; minute: string }>;
   days: Map<string, { merchantId: string; day: string; minutes: Set<string> }>;
   merchants: Map<string, { merchantId: string; days: Set<string> }>;

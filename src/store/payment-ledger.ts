@@ -38,10 +38,10 @@ export async function recordLedgerLines(c: Collections, writer: string, lines: R
     .filter((i) => i >= pages.length)
     .map((i) => orders[i - pages.length]!)
     .map(({ _id, paymentIds }) => ({ updateOne: { filter: { _id }, update: { $addToSet: { paymentIds: { $each: paymentIds ?? [] } } } } }));
-  const minutes: AnyBulkWriteOperation<LedgerDoc>[] = [...w.minutes].map(([_id, m]) => ({
+  const minuteIndexes: AnyBulkWriteOperation<LedgerDoc>[] = [...w.minutes].map(([_id, m]) => ({
     updateOne: { filter: { _id }, update: { $set: { merchantId: m.merchantId }, $addToSet: { writers: writer } }, upsert: true },
   }));
-  await inChunks(c, [...reusedOrders, ...minutes]);
+  await inChunks(c, [...reusedOrders, ...minuteIndexes]);
   const known = knownOf(c);
   const unknown = (id: string, entries: Set<string>) => [...entries].filter((e) => !known.has(`${id}|${e}`));
   const days = [...w.days].map(([_id, d]) => ({ _id, merchantId: d.merchantId, add: unknown(_id, d.minutes) })).filter((d) => d.add.length > 0);
