@@ -34,21 +34,24 @@ export async function recordLedgerLines(c: Collections, writer: string, lines: R
   const orders: LedgerDoc[] = [...w.orders].map(([_id, o]) => ({ _id, merchantId: o.merchantId, paymentIds: [...o.paymentIds] }));
   // One insert for the new pages and orders; an order already there (its orderRef paid before, or a retry) gets a set-add.
   const present = await insertNew(c.ledger, [...pages, ...orders]);
-  const reusedOrders: AnyBulkWriteOperation<LedgerDoc>[] = [...present]
-    .filter((i) => i >= pages.length)
-    .map((i) => orders[i - pages.length]!)
+  const reusedOrders: AnyBulkWriteOperation<LedgerDoc>[] = orders
+    .filter((_, k) => present.has(pages.length + k))
     .map(({ _id, paymentIds }) => ({ updateOne: { filter: { _id }, update: { $addToSet: { paymentIds: { $each: paymentIds ?? [] } } } } }));
   const minuteIndexes: AnyBulkWriteOperation<LedgerDoc>[] = [...w.minutes].map(([_id, m]) => ({
     updateOne: { filter: { _id }, update: { $set: { merchantId: m.merchantId }, $addToSet: { writers: writer } }, upsert: true },
   }));
   await inChunks(c, [...reusedOrders, ...minuteIndexes]);
+  // Minutes into their days first, then days into their merchants: a day is listed only once its minutes are.
+  await addIndexEntries(c, [...w.days].map(([_id, d]) => ({ _id, merchantId: d.merchantId, entries: d.minutes })), 'minutes');
+  await addIndexEntries(c, [...w.merchants].map(([_id, m]) => ({ _id, merchantId: m.merchantId, entries: m.days })), 'days');
+}
+
+/** Set-adds the entries this process has not written yet to their index documents, then remembers them. */
+async function addIndexEntries(c: Collections, docs: { _id: string; merchantId: string; entries: Set<string> }[], field: 'minutes' | 'days'): Promise<void> {
   const known = knownOf(c);
-  const unknown = (id: string, entries: Set<string>) => [...entries].filter((e) => !known.has(`${id}|${e}`));
-  const days = [...w.days].map(([_id, d]) => ({ _id, merchantId: d.merchantId, add: unknown(_id, d.minutes) })).filter((d) => d.add.length > 0);
-  const merchants = [...w.merchants].map(([_id, m]) => ({ _id, merchantId: m.merchantId, add: unknown(_id, m.days) })).filter((m) => m.add.length > 0);
-  await inChunks(c, days.map(({ _id, merchantId, add }) => ({ updateOne: { filter: { _id }, update: { $set: { merchantId }, $addToSet: { minutes: { $each: add } } }, upsert: true } })));
-  await inChunks(c, merchants.map(({ _id, merchantId, add }) => ({ updateOne: { filter: { _id }, update: { $set: { merchantId }, $addToSet: { days: { $each: add } } }, upsert: true } })));
-  for (const { _id, add } of [...days, ...merchants]) for (const e of add) known.add(`${_id}|${e}`);
+  const fresh = docs.map((d) => ({ ...d, add: [...d.entries].filter((e) => !known.has(`${d._id}|${e}`)) })).filter((d) => d.add.length > 0);
+  await inChunks(c, fresh.map(({ _id, merchantId, add }) => ({ updateOne: { filter: { _id }, update: { $set: { merchantId }, $addToSet: { [field]: { $each: add } } }, upsert: true } })));
+  for (const { _id, add } of fresh) for (const e of add) known.add(`${_id}|${e}`);
 }
 
 async function inChunks(c: Collections, ops: AnyBulkWriteOperation<LedgerDoc>[]): Promise<void> {
