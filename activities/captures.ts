@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import { finishCapture } from '../src/payments/finish-capture.js';
 import { consumeSpendIntent } from '../src/store/spend-intents.js';
 import { deleteUnacceptedPayment, findPayment, paymentsCapturingSince } from '../src/store/payments.js';
-import { allQueues, dequeueRefused, enqueueForSettlement, findQueueEntry, queueEntriesBefore, removeQueueEntry } from '../src/store/settlement-queue.js';
+import { allQueues, dequeueRefused, enqueueForSettlement, findClaims, findQueueEntry, queueEntriesBefore, removeQueueEntry } from '../src/store/settlement-queue.js';
 import type { PaymentDoc } from '../src/store/documents.js';
 import type { Store } from '../src/store/mongo.js';
 import type { AcceptedCaptures } from '../src/settlement/accepted-captures.js';
@@ -62,8 +62,10 @@ export function createCaptureActivities(deps: CaptureActivityDeps) {
         }
       }
       if (!legacySwept) {
+        // A claimed payment is its batch's (or its void's) to finish, whatever its document says.
         const stalled = await paymentsCapturingSince(c, new Date(cutoff));
-        for (const doc of stalled) {
+        const claimed = new Set((await findClaims(c, stalled.map((d) => d._id))).map((cl) => cl._id));
+        for (const doc of stalled.filter((d) => !claimed.has(d._id))) {
           const queued = await findQueueEntry(c, deps.shards, doc._id);
           if (!queued) await decide(doc, result);
         }

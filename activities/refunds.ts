@@ -11,7 +11,7 @@ import { refundedEvent } from '../src/domain/webhook-events.js';
 import { toReceipt } from '../src/settlement/receipt.js';
 import { refundView } from '../src/payments/refund-payment.js';
 import type { Store } from '../src/store/mongo.js';
-import { findPayment } from '../src/store/payments.js';
+import { findPaymentWithOutcome } from '../src/store/payment-outcomes.js';
 import { findPaymentRefunds, updateRefund } from '../src/store/refunds.js';
 import { bookRepayment } from '../src/store/repayments.js';
 import { DEFAULT_WEBHOOK_RETRY, deliverWebhookEvents } from '../src/webhooks/emit.js';
@@ -129,7 +129,7 @@ export function createRefundActivities(deps: RefundActivityDeps) {
         return;
       }
       const { doc, refund } = await load(input);
-      const payment = await findPayment(c, input.paymentId);
+      const payment = await findPaymentWithOutcome(c, input.paymentId);
       if (!payment) return;
       const base = toReceipt(payment);
       const receipt = {

@@ -5,13 +5,15 @@
  */
 import type { StackHandle } from '../tools/stack/stack.js';
 import type { World } from '../tools/harness/world.js';
+import { findByIds } from '../src/store/find-by-ids.js';
+import { withBatchOutcomes } from '../src/store/payment-outcomes.js';
 import { cpuBetween, snapshot } from './cpu.js';
 import { planArrivals, runOpenLoop, type ArrivalKind, type CaptureRecord, type OpenLoopResult } from './open-loop.js';
 import { phaseProfile, type PhaseProfile } from './phases.js';
 import { batchPacePerSec, type SettledBatch } from './pace.js';
 import { productBatches } from './product-batches.js';
 import { counterDelta, scrapeCounter, scrapeGaugesPerUrl, total, type CounterSample } from './prom.js';
-import { mapPool, summarize } from './stats.js';
+import { summarize } from './stats.js';
 import { paymentHistoryEvents, settlementEventsSince, settlementRunsNow } from './temporal-events.js';
 import { readShardHistories, type ShardRounds } from './shard-rounds.js';
 import { prepareVouchers, releaseUnused, type VoucherBatch, type VoucherSource } from './vouchers.js';
@@ -120,12 +122,12 @@ export interface LevelFigures {
 const per = (n: number, d: number) => (d > 0 ? n / d : Number.NaN);
 
 /**
- * The level's own accepted payments as the store has them, read by _id (the bench must not scan the
- * payments table: FerretDB scans in full, which would dwarf the product's work once data is preloaded).
+ * The level's own accepted payments as the store has them, each with its claimed batch's outcome,
+ * read by ids (the bench must not scan the payments table: FerretDB scans in full, which would
+ * dwarf the product's work once data is preloaded).
  */
 async function storeDocs(w: World, accepted: readonly CaptureRecord[]) {
-  const docs = await mapPool([...accepted], 16, (r) => w.store.c.payments.findOne({ _id: r.paymentId as string }, { projection: { status: 1, confirmedAt: 1, updatedAt: 1, batchId: 1 } }));
-  return docs.filter((d) => d !== null);
+  return withBatchOutcomes(w.store.c, await findByIds(w.store.c.payments, accepted.map((r) => r.paymentId as string)));
 }
 
 /**

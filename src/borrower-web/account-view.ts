@@ -7,6 +7,7 @@ import type { AgentKeyDoc, BorrowerDoc } from '../store/documents.js';
 import { spentOn } from '../store/agent-spend.js';
 import { findMerchant } from '../store/merchants.js';
 import { recentBorrowerPayments } from '../store/payments.js';
+import { withBatchOutcomes } from '../store/payment-outcomes.js';
 import { listBorrowerAgentKeys, listOperationalAgents } from '../store/operational-agents.js';
 import { findSpendIntent } from '../store/spend-intents.js';
 import { agentKeyView, creditView } from '../agents/borrower-views.js';
@@ -68,7 +69,7 @@ export async function accountView(deps: BorrowerWebDeps, s: BorrowerSession): Pr
   const [agents, keys, payments, clients] = await Promise.all([
     listOperationalAgents(c, b._id),
     listBorrowerAgentKeys(c, b._id),
-    recentBorrowerPayments(c, b._id, RECENT_PAYMENTS),
+    recentBorrowerPayments(c, b._id, RECENT_PAYMENTS).then((docs) => withBatchOutcomes(c, docs)),
     connectedClients(deps, b._id),
   ]);
   const spent = new Map(

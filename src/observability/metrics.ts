@@ -76,7 +76,7 @@ export function workerMetrics(registry: Registry) {
     }),
     batchEndSteps: new Histogram({
       name: 'x402_batch_end_step_seconds',
-      help: "Each step of a settled batch's end (record, holds, projections, ledger, webhooks, notify, dequeue), for all its payments at once",
+      help: "Each step of a settled batch's end (record, holds, ledger, webhooks, notify, dequeue), for all its payments at once",
       labelNames: ['step'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers: [registry],

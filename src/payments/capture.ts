@@ -174,5 +174,6 @@ function paymentDoc(paymentId: string, req: CaptureRequest, v: Voucher, now: Dat
     status: 'CAPTURING',
     capturedAt: now,
     updatedAt: now,
+    outcomeIn: 'batch',
   };
 }

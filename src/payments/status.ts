@@ -19,8 +19,10 @@ export type StatusDeps = Pick<PaymentDeps, 'store' | 'env' | 'nowMs' | 'statusCa
  * payment waits QUEUED until its settlement shard claims it for a batch; from then on its state is
  * the batch's (SUBMITTED, CONFIRMED, FAILED, or QUEUED again while a reverted or dropped batch is
  * retried), which the shard's activities record as the batch moves and before they signal the
- * payment workflows. Once terminal, the payment's own projection answers. Payments captured before
- * settlement shards keep the projection their workflow writes. Which batch a payment rides in
+ * payment workflows. The batch record keeps the outcome for good: a batch end does not write it
+ * onto the payment's document, which stays CAPTURING (a void marks it VOIDED). Payments captured
+ * before settlement shards keep the projection their workflow writes, and those settled before
+ * this release their written outcome. Which batch a payment rides in
  * comes from the batches the shards announce (PaymentStatusCache), so a poll costs about one
  * store read. Another merchant's payment is indistinguishable from a missing one.
  */

@@ -7,7 +7,6 @@ import { closeHoldsOfBorrowers } from '../store/borrowers.js';
 import type { SettlementQueueDoc } from '../store/documents.js';
 import { recordLedgerLines } from '../store/payment-ledger.js';
 import { findByIds } from '../store/find-by-ids.js';
-import { recordBatchProjections } from '../store/payments.js';
 import { announceBatch, type AnnouncedBoards, claimForBatch, enqueueEntryOnce, findClaim, isVoidClaim, queueEntryOf, queuesServedBy, readQueues, recordBatch, recordShardBacklog, removeFromQueues } from '../store/settlement-queue.js';
 import type { PaymentWorkflowInput } from '../temporal/definitions.js';
 import { DEFAULT_WEBHOOK_RETRY, emitWebhookEvents } from '../webhooks/emit.js';
@@ -195,8 +194,9 @@ export function createShardSettlement(deps: ShardDeps) {
     },
 
     /**
-     * Ends the batch for all its payments at once: the batch record, its borrowers' credit (one
-     * read and one write for all), the payments' store projections, the ledger, webhook events, one
+     * Ends the batch for all its payments at once: the batch record (which keeps every payment's
+     * outcome: the payments' own documents are not written, store/payment-outcomes.ts), its
+     * borrowers' credit (one read and one write for all), the ledger, webhook events, one
      * signal per payment workflow (started if its start was lost) unless `notify` is 'separately'
      * (notifyBatch then sends them), and last the queue entries. Every step is idempotent, so a
      * retry after a crash anywhere repeats nothing twice.
@@ -218,7 +218,6 @@ export function createShardSettlement(deps: ShardDeps) {
         await announceBatch(c, ref.shard, ref.batchId, boards);
       });
       await timed('holds', () => closeHoldsOfBorrowers(c, holdsByBorrower(entries), o.status === 'CONFIRMED' ? 'debt' : 'available'));
-      await timed('projections', () => recordBatchProjections(c, entries.map((e) => e._id), o));
       const receipts = entries.map((e) => finalReceipt(e, o));
       await timed('ledger', () => recordLedgerLines(c, ref.batchId, receipts.map(ledgerLineOf)));
       await timed('webhooks', () => emitWebhookEvents(emitDeps, ref.batchId, outcomeEvents(entries, receipts, o)));

@@ -50,7 +50,7 @@ export function changeBorrower<R>(c: Collections, borrowerId: string, decide: (b
   });
 }
 
-/** Fenced writes per update command (MAX_UPDATES_PER_COMMAND in payments.ts); reads go by IDS_PER_READ (find-by-ids.ts). */
+/** Fenced writes per update command (MAX_UPDATES_PER_COMMAND, update-commands.ts); reads go by IDS_PER_READ (find-by-ids.ts). */
 const WRITES_PER_COMMAND = 50;
 
 /**

@@ -236,6 +236,13 @@ export interface PaymentDoc {
   confirmedAt?: Date;
   failureReason?: string;
   voidedAt?: Date;
+  /**
+   * Where a settled payment's outcome is kept: 'batch' for every capture of today's code, which
+   * stays CAPTURING once claimed (its batch record, named by its settlement claim, says CONFIRMED
+   * or FAILED; store/payment-outcomes.ts). Absent on payments of earlier releases, whose outcome
+   * was written here.
+   */
+  outcomeIn?: 'batch';
 }
 
 /**

@@ -3,7 +3,7 @@ import { ledgerIds, ledgerWrites, type LedgerLine } from '../domain/payment-ledg
 import type { Collections } from './collections.js';
 import type { LedgerDoc } from './documents.js';
 import { insertNew } from './insert-new.js';
-import { MAX_UPDATES_PER_COMMAND } from './payments.js';
+import { MAX_UPDATES_PER_COMMAND } from './update-commands.js';
 
 /**
  * Index entries (a minute in its day, a day in its merchant) this process has written, per store:

@@ -1,4 +1,3 @@
-import type { BatchOutcome } from '../domain/payment.js';
 import type { Collections } from './collections.js';
 import type { PaymentDoc } from './documents.js';
 import { isDuplicateKey } from './mongo.js';
@@ -15,9 +14,13 @@ export function findPaymentByVoucher(c: Collections, voucherId: string): Promise
   return c.payments.findOne({ voucherId });
 }
 
-/** Captures still CAPTURING since before `before`: left half-way by the code before settlement queues. */
+/**
+ * Captures still CAPTURING since before `before` that a settlement shard does not answer for:
+ * left half-way by the code before settlement queues. A capture of today's code is marked
+ * `outcomeIn: 'batch'` (it stays CAPTURING once settled; its batch keeps the outcome).
+ */
 export function paymentsCapturingSince(c: Collections, before: Date): Promise<PaymentDoc[]> {
-  return c.payments.find({ status: 'CAPTURING', updatedAt: { $lt: before } }).toArray();
+  return c.payments.find({ status: 'CAPTURING', updatedAt: { $lt: before }, outcomeIn: { $ne: 'batch' } }).toArray();
 }
 
 /** A borrower's latest payments, newest first (the borrower page; may scan). */
@@ -69,39 +72,6 @@ export async function claimPaymentsForBatch(c: Collections, batchId: string, pay
   );
   const docs = await Promise.all(paymentIds.filter((_, i) => claimed[i]).map((id) => findPayment(c, id)));
   return docs.filter((d): d is PaymentDoc => d !== null);
-}
-
-/**
- * Statements per update command. FerretDB v1 keeps each statement's cursor (and its SQLite
- * connection) open until the whole command ends (handler/msg_update.go closes them in a deferred
- * call inside its loop), so one command with as many statements as its connection pool (100)
- * deadlocks the store: the next statement waits for a connection that only the command's own end
- * would free, while it holds the launcher's write lock. Seen under load as a store that stops
- * answering; kept well below the pool. The embedded launcher now also forwards a longer command in
- * parts (tools/ferretdb/parts.go), so any client is safe there; chunking here still bounds how long
- * one command holds the write lock, and keeps an operator's own FerretDB safe.
- */
-export const MAX_UPDATES_PER_COMMAND = 50;
-
-/**
- * Writes a finished batch's outcome onto each of its payments' projections, one update by _id per
- * payment, MAX_UPDATES_PER_COMMAND to a command. The batch's shard is these payments' only writer
- * after capture, and every write is idempotent, so a retry after a partial write is safe.
- */
-export async function recordBatchProjections(c: Collections, paymentIds: readonly string[], o: BatchOutcome): Promise<void> {
-  if (paymentIds.length === 0) return;
-  const now = new Date();
-  const set =
-    o.status === 'CONFIRMED'
-      ? { status: o.status, batchId: o.batchId, transaction: o.transaction, blockNumber: o.blockNumber, confirmedAt: new Date(o.confirmedAt), updatedAt: now }
-      : { status: o.status, batchId: o.batchId, failureReason: o.failureReason, ...(o.transaction ? { transaction: o.transaction } : {}), updatedAt: now };
-  for (let i = 0; i < paymentIds.length; i += MAX_UPDATES_PER_COMMAND) {
-    const chunk = paymentIds.slice(i, i + MAX_UPDATES_PER_COMMAND);
-    await c.payments.bulkWrite(
-      chunk.map((id) => ({ updateOne: { filter: { _id: id }, update: { $set: set } } })),
-      { ordered: false },
-    );
-  }
 }
 
 /** The projection of a voided payment; only the holder of its void claim writes it. */

@@ -115,6 +115,11 @@ export function findClaim(c: Collections, paymentId: string): Promise<Settlement
   return c.settlementClaims.findOne({ _id: paymentId });
 }
 
+/** The claims of these payments that exist (a payment without one was never batched nor voided). */
+export function findClaims(c: Collections, paymentIds: readonly string[]): Promise<SettlementClaimDoc[]> {
+  return findByIds(c.settlementClaims, paymentIds);
+}
+
 export function findBatch(c: Collections, batchId: string): Promise<BatchDoc | null> {
   return c.batches.findOne({ _id: batchId });
 }

@@ -3,7 +3,7 @@ import type { Hex } from 'viem';
 import { call, pollUntil, type World } from '../helpers/world.js';
 import { useIsolatedStack } from '../support/isolated-stack.js';
 import { assertLedgerAgrees } from '../helpers/ledger.js';
-import { capturePayments, newParties, waitForPayments, type CapturedPayment } from '../helpers/captures.js';
+import { capturePayments, newParties, paymentViews, waitForPayments, type CapturedPayment } from '../helpers/captures.js';
 
 const CONFIRMATIONS = 3;
 
@@ -64,7 +64,8 @@ describe(`fault: a chain reorg while a batch is being confirmed (CONFIRMATIONS=$
 
     await chain.mine(1);
     await assertLedgerAgrees(w, payments, { timeoutMs: 60_000 });
-    const docs = await w.store.c.payments.find({ _id: { $in: payments.map((p) => p.paymentId) } }).toArray();
+    const docs = await paymentViews(w, payments.map((p) => p.paymentId));
+    assert.equal(docs.length, payments.length);
     assert.ok(docs.every((d) => d.blockNumber === String(minedIn + 1n)), 'confirmed in the block that replaced the orphan');
     assert.notEqual((await w.publicClient.getBlock({ blockNumber: minedIn })).hash, orphan, 'the first block is gone from the chain');
   });

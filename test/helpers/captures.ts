@@ -1,6 +1,7 @@
 import { paymentStateInBatch, type PaymentState } from '../../src/domain/payment.js';
 import assert from 'node:assert/strict';
 import type { PaymentDoc } from '../../src/store/documents.js';
+import { paymentAfterBatch } from '../../src/store/payment-outcomes.js';
 import { capture, newBorrower, newMerchant, newVoucher, UNTHROTTLED, type TestBorrower, type TestMerchant, type TestVoucher, type World } from './world.js';
 
 /** A fresh merchant and borrower, used by one test only, so their balances are that test's sums. */
@@ -51,8 +52,9 @@ export async function capturePayments(w: World, p: Parties, amounts: bigint[]): 
 }
 
 /**
- * A payment as a status poll sees it: its projection, and while it is not terminal the state of
- * the batch its settlement claim binds it to (settlement_claims, settlement_batches).
+ * A payment as a status poll sees it: its document with its claimed batch's outcome
+ * (store/payment-outcomes.ts), and while that is not terminal the state of the batch its
+ * settlement claim binds it to (settlement_claims, settlement_batches).
  */
 export type PaymentView = PaymentDoc & { settlementBatchId?: string };
 
@@ -69,9 +71,10 @@ export async function paymentViews(w: World, ids: string[]): Promise<PaymentView
   const batchById = new Map(batches.map((b) => [b._id, b]));
   return docs.map((d) => {
     const batchId = batchOf.get(d._id);
-    const view: PaymentView = batchId ? { ...d, settlementBatchId: batchId } : { ...d };
-    if (d.status !== 'CAPTURING') return view; // terminal, or a legacy workflow's own projection
     const batch = batchId ? batchById.get(batchId) : undefined;
+    const settled = batch && d.status === 'CAPTURING' ? paymentAfterBatch(d, batch) : d;
+    const view: PaymentView = batchId ? { ...settled, settlementBatchId: batchId } : { ...settled };
+    if (settled.status !== 'CAPTURING') return view; // terminal, or a legacy workflow's own projection
     const state: PaymentState = batch ? paymentStateInBatch(batch) : { status: 'QUEUED', attempts: 0 };
     const { transaction: _t, batchId: _b, ...rest } = view;
     return {

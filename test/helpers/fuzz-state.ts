@@ -3,6 +3,7 @@ import type { Collections } from '../../src/store/collections.js';
 import { spendIntentWorkflowId } from '../../src/temporal/agent-definitions.js';
 import type { World } from './world.js';
 import { findBorrower } from '../../src/store/borrowers.js';
+import { withBatchOutcomes } from '../../src/store/payment-outcomes.js';
 
 /**
  * What a fuzz run may leave behind: only what its accepted calls created. Snapshots list the ids
@@ -150,8 +151,8 @@ export async function assertConsistent(w: World, borrowerId: string): Promise<vo
 /** Payments of these merchants: none left CAPTURING, and each holds exactly one idempotency key. */
 export async function assertPaymentsComplete(w: World, merchantId: string): Promise<void> {
   const c = w.store.c;
-  const payments = await c.payments.find({ merchantId }).toArray();
-  for (const p of payments) assert.notEqual(p.status, 'CAPTURING', `payment ${p._id} left CAPTURING`);
+  const payments = await withBatchOutcomes(c, await c.payments.find({ merchantId }).toArray());
+  for (const p of payments) assert.notEqual(p.status, 'CAPTURING', `payment ${p._id} left CAPTURING (neither settled, failed nor voided)`);
   const keys = await c.idempotency.find({ merchantId }).toArray();
   assert.deepEqual(keys.map((k) => k.paymentId).sort(), payments.map((p) => p._id).sort(), 'one idempotency key per payment, none dangling');
 }

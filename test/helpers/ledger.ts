@@ -92,9 +92,9 @@ export async function assertLedgerAgrees(w: World, payments: CapturedPayment[], 
   }
 
   // The store trails the workflows by an activity or two: it must catch up, not stay behind.
-  await waitFor('the payment projection to reach CONFIRMED', 20_000, async () => {
-    const docs = await w.store.c.payments.find({ _id: { $in: ids } }, { projection: { status: 1 } }).toArray();
-    return { ok: docs.filter((d) => d.status === 'CONFIRMED').length === ids.length, seen: docs };
+  await waitFor('the store to say CONFIRMED (each payment by its claimed batch)', 20_000, async () => {
+    const docs = await paymentViews(w, ids);
+    return { ok: docs.filter((d) => d.status === 'CONFIRMED').length === ids.length, seen: docs.map((d) => [d._id, d.status]) };
   });
   for (const doc of await paymentViews(w, ids)) {
     const r = receipts.get(doc._id)!;

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { RatePolicy } from '../../src/domain/rate-limit.js';
 import { idempotencyId } from '../../src/store/idempotency.js';
+import { findPaymentWithOutcome } from '../../src/store/payment-outcomes.js';
 import { startExtraApi, type ExtraApi } from '../helpers/extra-api.js';
 import { paymentWorkflowsOf, settledEvents } from '../helpers/settlement-evidence.js';
 import { call, capture, newBorrower, newMerchant, newVoucher, pollUntil, UNTHROTTLED, world, type ApiResponse, type TestBorrower, type TestMerchant, type World } from '../helpers/world.js';
@@ -32,10 +33,10 @@ async function assertSettledOnce(w: World, m: TestMerchant, voucherId: string, p
   assert.equal(byPayment.length, 1, 'exactly one PaymentSettled for the payment');
   assert.equal(byPayment[0]!.transactionHash, confirmed.transaction);
   assert.equal((await settledEvents(w, { merchantId: m.merchantId })).length, 1, 'the merchant was paid once');
-  // The store's projection (what polls fall back to) ends CONFIRMED too: no late duplicate wrote it back.
-  const projected = await w.store.c.payments.findOne({ _id: paymentId });
-  assert.equal(projected?.status, 'CONFIRMED');
-  assert.equal(projected?.transaction, confirmed.transaction);
+  // The store says CONFIRMED too (the document with its claimed batch's outcome): no late duplicate changed it.
+  const stored = await findPaymentWithOutcome(w.store.c, paymentId);
+  assert.equal(stored?.status, 'CONFIRMED');
+  assert.equal(stored?.transaction, confirmed.transaction);
 }
 
 describe('concurrency: duplicate and competing captures', function () {

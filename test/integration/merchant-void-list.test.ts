@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { paymentsExport, paymentsReconcile } from '../../tools/cli/payment-commands.js';
 import { findBorrower } from '../../src/store/borrowers.js';
+import { withBatchOutcomes } from '../../src/store/payment-outcomes.js';
 
 // One shard whose batches close only when full (4 payments): a payment captured alone stays
 // unclaimed for as long as the test needs, so a void before the batch is not a matter of timing.
@@ -206,7 +207,7 @@ describe('merchant: void before settlement, list and batch views', function () {
       const columns = header!.slice(1, -1).split('","');
       const rows = lines.map((l) => Object.fromEntries(l.slice(1, -1).split('","').map((v, i) => [columns[i], v])));
       assert.equal(rows.length, summary.payments);
-      const confirmed = await w.store.c.payments.find({ merchantId: m.merchantId, status: 'CONFIRMED' }).toArray();
+      const confirmed = (await withBatchOutcomes(w.store.c, await w.store.c.payments.find({ merchantId: m.merchantId }).toArray())).filter((d) => d.status === 'CONFIRMED');
       const events = await settledEventsFor(w, confirmed.map((d) => d._id));
       assert.equal(rows.length, events.length, 'one row per PaymentSettled event of the merchant');
       for (const e of events) {

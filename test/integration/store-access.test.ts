@@ -12,7 +12,6 @@ import { LeaseBusy, withLease } from '../../src/store/lease-lock.js';
 import { consumeRate, slotId } from '../../src/store/rate-limits.js';
 import { bookRepayment } from '../../src/store/repayments.js';
 import type { PaymentDoc } from '../../src/store/documents.js';
-import { MAX_UPDATES_PER_COMMAND, recordBatchProjections } from '../../src/store/payments.js';
 import { closeSigningRequest, ensureSigningRequest, markSigned } from '../../src/store/signing-requests.js';
 import { leaseIncrements } from '../helpers/lease-increments.js';
 import { readJsonResponse } from '../support/http.js';
@@ -363,24 +362,6 @@ describe('store access on the real store: lease locks and _id-only hot paths', f
       });
       assert.equal((await c.signingRequests.findOne({ _id: doc._id }))?.status, 'COMPLETED');
       assert.deepEqual(scans(commands), []);
-    });
-
-    it("a 400-payment batch's projections go out in update commands of at most 50 statements (FerretDB v1 deadlocks at its pool size, 100)", async function () {
-      const ids = Array.from({ length: 400 }, () => randomUUID());
-      await c.payments.insertMany(ids.map((id) => ({ _id: id, merchantId: 'projection-test', status: 'QUEUED' }) as unknown as PaymentDoc));
-      try {
-        const commands = await recordStoreCommands(w, (mc) =>
-          recordBatchProjections(mc, ids, { status: 'CONFIRMED', batchId: randomUUID(), transaction: `0x${'ab'.repeat(32)}`, blockNumber: '7', confirmedAt: new Date().toISOString() }),
-        );
-        const updates = commands.filter((cmd) => cmd.name === 'update');
-        assert.equal(updates.reduce((n, u) => n + u.filters.length, 0), 400);
-        assert.ok(updates.every((u) => u.filters.length <= MAX_UPDATES_PER_COMMAND), `statements per command: ${updates.map((u) => u.filters.length).join(',')}`);
-        assert.deepEqual(scans(commands), []);
-        const confirmed = await c.payments.countDocuments({ _id: { $in: ids }, status: 'CONFIRMED', blockNumber: '7' });
-        assert.equal(confirmed, 400);
-      } finally {
-        await c.payments.deleteMany({ _id: { $in: ids } });
-      }
     });
 
     it('the rate limiter claims a slot with one insert by _id and reads nothing', async function () {
