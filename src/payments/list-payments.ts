@@ -3,7 +3,8 @@ import { isUuid } from '@credit-facilitator/wire/ids';
 import { dayKey, isAfter, minuteKey, newestFirst, type LedgerLine } from '../domain/payment-ledger.js';
 import { paymentStateInBatch, type PaymentStatus, type Receipt } from '../domain/payment.js';
 import { ledgerDays, ledgerMinutes, ledgerPage, paymentIdsOfOrder } from '../store/payment-ledger.js';
-import { findPayment } from '../store/payments.js';
+import { findPayment, findPayments } from '../store/payments.js';
+import { withBatchOutcomes } from '../store/payment-outcomes.js';
 import { allQueues, findBatch, readQueues } from '../store/settlement-queue.js';
 import { acceptedReceipt, type StatusDeps } from './status.js';
 
@@ -88,10 +89,14 @@ async function idsFor(deps: StatusDeps, merchantId: string, q: PaymentListQuery)
   return union(await paymentIdsOfOrder(c, merchantId, q.orderRef!), pending);
 }
 
-/** Each id's receipt as a poll would answer it; ids of other merchants, and captures not accepted, are left out. */
+/**
+ * Each id's receipt as a poll would answer it, in no particular order; ids of other merchants, and
+ * captures not accepted, are left out. The payments and their batches' outcomes are read by ids
+ * (three commands for up to 500), so a settled payment needs no read of its own.
+ */
 export async function receiptsByIds(deps: StatusDeps, merchantId: string, ids: readonly string[]): Promise<Receipt[]> {
-  const docs = await Promise.all(ids.map((id) => findPayment(deps.store.c, id)));
-  const receipts = await Promise.all(docs.map((d) => (d && d.merchantId === merchantId ? acceptedReceipt(deps, d) : null)));
+  const mine = (await findPayments(deps.store.c, ids)).filter((d) => d.merchantId === merchantId);
+  const receipts = await Promise.all((await withBatchOutcomes(deps.store.c, mine)).map((d) => acceptedReceipt(deps, d)));
   return receipts.filter((r): r is Receipt => r !== null);
 }
 

@@ -1,5 +1,6 @@
 import type { Collections } from './collections.js';
 import type { BatchDoc, PaymentDoc } from './documents.js';
+import { findPayment } from './payments.js';
 import { findBatches, findClaims, isVoidClaim } from './settlement-queue.js';
 
 /**
@@ -50,6 +51,6 @@ export async function withBatchOutcomes(c: Collections, docs: readonly PaymentDo
 
 /** One payment with its batch's outcome (withBatchOutcomes), or null if there is none of this id. */
 export async function findPaymentWithOutcome(c: Collections, paymentId: string): Promise<PaymentDoc | null> {
-  const doc = await c.payments.findOne({ _id: paymentId });
+  const doc = await findPayment(c, paymentId);
   return doc ? ((await withBatchOutcomes(c, [doc]))[0] ?? null) : null;
 }

@@ -1,5 +1,6 @@
 import type { Collections } from './collections.js';
 import type { PaymentDoc } from './documents.js';
+import { findByIds } from './find-by-ids.js';
 import { isDuplicateKey } from './mongo.js';
 
 export async function insertPayment(c: Collections, doc: PaymentDoc): Promise<void> {
@@ -8,6 +9,11 @@ export async function insertPayment(c: Collections, doc: PaymentDoc): Promise<vo
 
 export function findPayment(c: Collections, paymentId: string): Promise<PaymentDoc | null> {
   return c.payments.findOne({ _id: paymentId });
+}
+
+/** The payments of these ids that exist, read by ids (find-by-ids.ts), in no particular order. */
+export function findPayments(c: Collections, paymentIds: readonly string[]): Promise<PaymentDoc[]> {
+  return findByIds(c.payments, paymentIds);
 }
 
 export function findPaymentByVoucher(c: Collections, voucherId: string): Promise<PaymentDoc | null> {

@@ -4,7 +4,8 @@ import type { BatchDoc, PaymentDoc } from '../../src/store/documents.js';
 import { findPaymentWithOutcome, withBatchOutcomes } from '../../src/store/payment-outcomes.js';
 import { paymentsCapturingSince } from '../../src/store/payments.js';
 import { voidClaimId } from '../../src/store/settlement-queue.js';
-import { capture, newBorrower, newMerchant, newVoucher, pollUntil, world, type World } from '../helpers/world.js';
+import { call, capture, newBorrower, newMerchant, newVoucher, pollUntil, UNTHROTTLED, world, type World } from '../helpers/world.js';
+import { metricSum, scrapeApiMetrics } from '../helpers/metrics.js';
 import { isFindByIds, recordStoreCommands } from '../helpers/store-commands.js';
 
 /** A payment's outcome is kept once, in its batch's record: the batch end does not write it onto the payment. */
@@ -115,6 +116,34 @@ describe('store: payments read with their batches\' outcomes', function () {
 
     const none = await recordStoreCommands(w, (mc) => withBatchOutcomes(mc, [older]));
     assert.deepEqual(none, [], 'terminal payments cost no read');
+  });
+
+  it("a batch's view reads its settled payments by ids: the same few store commands whatever their number", async function () {
+    const m = await newMerchant(w, 'Batch view merchant', { rateLimits: UNTHROTTLED });
+    const b = await newBorrower(w);
+    const vouchers = await Promise.all(['1100', '1200', '1300', '1400'].map((amount) => newVoucher(w, m, b, amount)));
+    const ids: string[] = [];
+    for (const res of await Promise.all(vouchers.map((v) => capture(w, m, v.captureBody, v.idempotencyKey)))) {
+      assert.equal(res.status, 200, JSON.stringify(res.json));
+      ids.push(res.json.receipt.paymentId as string);
+    }
+    const confirmed = await Promise.all(ids.map((id) => pollUntil(w, m, id, 'CONFIRMED', 90_000)));
+    const counts = new Map<string, number>();
+    for (const r of confirmed) counts.set(r.batchId as string, (counts.get(r.batchId as string) ?? 0) + 1);
+    const [batchId, mine] = [...counts].sort((x, y) => y[1] - x[1])[0]!;
+
+    const reads = async (collection: string) => metricSum(await scrapeApiMetrics(w), 'x402_store_commands_total', `command="find",collection="${collection}"`);
+    const before = { payments: await reads('payments'), claims: await reads('settlement_claims'), fates: await reads('spend_intent_fates') };
+    const view = await call(w, 'GET', `/facilitator/batches/${batchId}`, { token: m.apiKey });
+    assert.equal(view.status, 200, JSON.stringify(view.json));
+    assert.equal(view.json.payments.length, mine);
+    assert.ok(view.json.payments.every((r: { status: string; batchId: string }) => r.status === 'CONFIRMED' && r.batchId === batchId));
+    const after = { payments: await reads('payments'), claims: await reads('settlement_claims'), fates: await reads('spend_intent_fates') };
+    assert.deepEqual(
+      { payments: after.payments - before.payments, claims: after.claims - before.claims, fates: after.fates - before.fates },
+      { payments: 1, claims: 1, fates: 0 },
+      `${mine} payments in the batch`,
+    );
   });
 
   it("the legacy capture sweep's scan passes over captures whose outcome their batch keeps", async function () {
