@@ -59,7 +59,7 @@ function levelGrid(levels: readonly LevelFigures[]): Grid {
       row('Temporal events per payment (own + settlement share)', (l) => `${num(l.temporal.perPayment)} (${num(l.temporal.paymentEvents)} + ${num(l.temporal.settlementEvents, 0)}/${l.settled})`),
       row('store commands per payment', (l) => (l.storeCommandsPerPayment === null ? 'n/a' : num(l.storeCommandsPerPayment))),
       row('shard round, mean ms: gather / submit / confirm / end / notify (beside the next batch)', shardRound),
-      row('batch end, mean ms: holds / projections / ledger / other steps', endSteps),
+      row('batch end, mean ms: holds / ledger / other steps', endSteps),
       row('gas per payment (product batches)', (l) => (Number.isFinite(l.gas.gasPerPayment) ? `${gas(l.gas.gasPerPayment)} (${l.gas.batches} tx)` : 'n/a')),
       row('vouchers: mcp / intent / bulk', (l) => `${l.vouchers.counts.mcp} / ${l.vouchers.counts.intent} / ${l.vouchers.counts.bulk}`),
     ],
@@ -78,9 +78,9 @@ function endSteps(l: LevelFigures): string {
   if (Object.keys(steps).length === 0) return 'n/a';
   const mean = (step: string) => steps[step]?.meanMs;
   const other = Object.entries(steps)
-    .filter(([step]) => !['holds', 'projections', 'ledger'].includes(step))
+    .filter(([step]) => !['holds', 'ledger'].includes(step))
     .reduce((sum, [, s]) => sum + s.meanMs, 0);
-  return [mean('holds'), mean('projections'), mean('ledger'), other].map((v) => (v === undefined ? '-' : num(v, 0))).join(' / ');
+  return [mean('holds'), mean('ledger'), other].map((v) => (v === undefined ? '-' : num(v, 0))).join(' / ');
 }
 
 function cpuGrid(levels: readonly LevelFigures[]): Grid {

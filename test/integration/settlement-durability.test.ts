@@ -19,7 +19,7 @@ describe('settlement: crashes lose and duplicate nothing', function () {
       if (moment === 'while the batch is in flight') {
         // Sent, not merely claimed: a kill inside submitBatch costs its start-to-close (test:faults covers it).
         // anvil mines at once, so SUBMITTED can last less than one poll; CONFIRMED by the batch record
-        // means the batch end (credit, projections, signals) is still running or about to.
+        // means the batch end (credit, ledger, signals) is still running or about to.
         await waitForAny(w, payments, 'sent', (d) => d.status === 'SUBMITTED' || d.status === 'CONFIRMED', 30_000);
       }
       await stack.killWorker('SIGKILL');
