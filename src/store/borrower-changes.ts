@@ -2,6 +2,7 @@ import type { Collections } from './collections.js';
 import { borrowerFromStored, storedChange } from './borrower-record.js';
 import type { BorrowerDoc } from './documents.js';
 import { findByIds } from './find-by-ids.js';
+import { MAX_UPDATES_PER_COMMAND } from './update-commands.js';
 import { BUSY_WAIT_MS, busyBackoff, inTurn, LeaseBusy } from './lease-lock.js';
 
 export type BorrowerChange = Partial<Omit<BorrowerDoc, '_id' | 'createdAt' | 'updatedAt' | 'fence'>>;
@@ -50,8 +51,8 @@ export function changeBorrower<R>(c: Collections, borrowerId: string, decide: (b
   });
 }
 
-/** Fenced writes per update command (MAX_UPDATES_PER_COMMAND, update-commands.ts); reads go by IDS_PER_READ (find-by-ids.ts). */
-const WRITES_PER_COMMAND = 50;
+/** Fenced writes per update command (update-commands.ts); reads go by IDS_PER_READ (find-by-ids.ts). */
+const WRITES_PER_COMMAND = MAX_UPDATES_PER_COMMAND;
 
 /**
  * Changes many borrowers in a few commands whatever their number (a settled batch books all its
