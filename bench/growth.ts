@@ -10,8 +10,8 @@ import type { IdempotencyDoc, PaymentDoc, SettlementClaimDoc } from '../src/stor
 import type { ProvisionedMerchant } from '../tools/harness/merchants.js';
 import type { OnboardedBorrower } from '../tools/harness/onboarding.js';
 import type { World } from '../tools/harness/world.js';
-import { findByIds } from '../src/store/find-by-ids.js';
 import { withBatchOutcomes } from '../src/store/payment-outcomes.js';
+import { findPayments } from '../src/store/payments.js';
 import { mapPool } from './stats.js';
 
 export interface PreloadResult {
@@ -149,7 +149,7 @@ export async function waitForStoreBacklog(w: World, paymentIds: readonly string[
   const t0 = performance.now();
   let pending = [...paymentIds];
   for (;;) {
-    const docs = new Map((await withBatchOutcomes(w.store.c, await findByIds(w.store.c.payments, pending))).map((d) => [d._id, d.status]));
+    const docs = new Map((await withBatchOutcomes(w.store.c, await findPayments(w.store.c, pending))).map((d) => [d._id, d.status]));
     pending = pending.filter((id) => docs.get(id) !== 'CONFIRMED' && docs.get(id) !== 'FAILED');
     const waitedSeconds = (performance.now() - t0) / 1000;
     if (pending.length === 0 || waitedSeconds >= maxSeconds) return { left: pending.length, waitedSeconds };

@@ -5,8 +5,9 @@
  */
 import type { StackHandle } from '../tools/stack/stack.js';
 import type { World } from '../tools/harness/world.js';
-import { findByIds } from '../src/store/find-by-ids.js';
 import { withBatchOutcomes } from '../src/store/payment-outcomes.js';
+import { findPayments } from '../src/store/payments.js';
+import { findBatches } from '../src/store/settlement-queue.js';
 import { cpuBetween, snapshot } from './cpu.js';
 import { planArrivals, runOpenLoop, type ArrivalKind, type CaptureRecord, type OpenLoopResult } from './open-loop.js';
 import { phaseProfile, type PhaseProfile } from './phases.js';
@@ -127,7 +128,7 @@ const per = (n: number, d: number) => (d > 0 ? n / d : Number.NaN);
  * dwarf the product's work once data is preloaded).
  */
 async function storeDocs(w: World, accepted: readonly CaptureRecord[]) {
-  return withBatchOutcomes(w.store.c, await findByIds(w.store.c.payments, accepted.map((r) => r.paymentId as string)));
+  return withBatchOutcomes(w.store.c, await findPayments(w.store.c, accepted.map((r) => r.paymentId as string)));
 }
 
 /**
@@ -138,7 +139,7 @@ async function storeDocs(w: World, accepted: readonly CaptureRecord[]) {
 async function settledBatches(w: World, docs: Awaited<ReturnType<typeof storeDocs>>, confirmedAtMs: ReadonlyMap<string, number>): Promise<(SettledBatch & { blockTimeMs: number })[]> {
   const perBatch = new Map<string, number>();
   for (const d of docs) if (d.status === 'CONFIRMED' && d.batchId) perBatch.set(d.batchId, (perBatch.get(d.batchId) ?? 0) + 1);
-  const batches = await w.store.c.batches.find({ _id: { $in: [...perBatch.keys()] } }, { projection: { shard: 1, confirmedAt: 1 } }).toArray();
+  const batches = await findBatches(w.store.c, [...perBatch.keys()]);
   return batches
     .filter((b) => b.confirmedAt)
     .map((b) => ({

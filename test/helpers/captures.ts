@@ -2,6 +2,8 @@ import { paymentStateInBatch, type PaymentState } from '../../src/domain/payment
 import assert from 'node:assert/strict';
 import type { PaymentDoc } from '../../src/store/documents.js';
 import { paymentAfterBatch } from '../../src/store/payment-outcomes.js';
+import { findPayments } from '../../src/store/payments.js';
+import { findBatches, findClaims } from '../../src/store/settlement-queue.js';
 import { capture, newBorrower, newMerchant, newVoucher, UNTHROTTLED, type TestBorrower, type TestMerchant, type TestVoucher, type World } from './world.js';
 
 /** A fresh merchant and borrower, used by one test only, so their balances are that test's sums. */
@@ -62,12 +64,9 @@ type DocTest = (doc: PaymentView) => boolean;
 
 /** The payments' documents joined with their settlement claims and their batches' recorded state. */
 export async function paymentViews(w: World, ids: string[]): Promise<PaymentView[]> {
-  const [docs, claims] = await Promise.all([
-    w.store.c.payments.find({ _id: { $in: ids } }).toArray(),
-    w.store.c.settlementClaims.find({ _id: { $in: ids } }).toArray(),
-  ]);
+  const [docs, claims] = await Promise.all([findPayments(w.store.c, ids), findClaims(w.store.c, ids)]);
   const batchOf = new Map(claims.map((c) => [c._id, c.batchId]));
-  const batches = await w.store.c.batches.find({ _id: { $in: [...new Set(batchOf.values())] } }).toArray();
+  const batches = await findBatches(w.store.c, [...batchOf.values()]);
   const batchById = new Map(batches.map((b) => [b._id, b]));
   return docs.map((d) => {
     const batchId = batchOf.get(d._id);
