@@ -22,7 +22,7 @@ export function createShardActivities(deps: ShardActivityDeps) {
     enqueuePayment: (input: PaymentWorkflowInput): Promise<void> => shard.enqueuePayment(input),
     gatherBatch: (input: { shard: number; shards: number; batchId: string }): Promise<{ paymentIds: string[]; queues: number[] }> =>
       shard.gatherBatch(input, stepContext(), Context.current().info.attempt),
-    submitShardBatch: (ref: ShardBatchRef): Promise<{ transaction?: string }> => heartbeatWhileRunning(() => shard.submitBatch(ref)),
+    submitShardBatch: (ref: ShardBatchRef): Promise<{ transaction?: string }> => heartbeatWhileRunning(() => shard.submitBatch(ref, stepContext())),
     confirmShardBatch: (ref: ShardBatchRef & { transaction: string | null }): Promise<ConfirmationResult> => shard.confirmBatch(ref, stepContext()),
     endShardBatch: (ref: ShardBatchRef & { outcome: BatchOutcome; notify?: 'separately' }): Promise<void> => heartbeatWhileRunning(() => shard.endBatch(ref)),
     notifyShardBatch: (ref: ShardBatchRef & { outcome: BatchOutcome }): Promise<void> => heartbeatWhileRunning(() => shard.notifyBatch(ref)),

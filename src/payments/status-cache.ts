@@ -1,6 +1,6 @@
 import type { Collections } from '../store/collections.js';
 import type { BatchDoc, PaymentDoc } from '../store/documents.js';
-import { findBatch, findBatches } from '../store/settlement-queue.js';
+import { findBatch, findBatches, isFinishedBatch } from '../store/settlement-queue.js';
 import { SettlementBoardReader, type BoardSnapshot, type BoardSource } from './settlement-board.js';
 import { Lru } from '@credit-facilitator/wire/lru';
 import { batchesToRead, keptBatchIsCurrent, type KeptBatch } from '../domain/batch-board.js';
@@ -26,8 +26,6 @@ export interface StatusCacheSizes {
 }
 
 export const DEFAULT_STATUS_CACHE_SIZES: StatusCacheSizes = { payments: 10_000, batches: 500 };
-
-const finished = (b: BatchDoc) => b.status === 'CONFIRMED' || b.status === 'FAILED';
 
 /**
  * API processes' clocks may differ by this much (NTP keeps them far closer): a payment captured
@@ -170,7 +168,7 @@ export class PaymentStatusCache {
   }
 
   private keep(doc: BatchDoc, nowMs: number, version: string | undefined): void {
-    this.batches.set(doc._id, { doc, finished: finished(doc), atMs: nowMs, ...(version === undefined ? {} : { version }) });
+    this.batches.set(doc._id, { doc, finished: isFinishedBatch(doc.status), atMs: nowMs, ...(version === undefined ? {} : { version }) });
     for (const id of doc.paymentIds ?? []) this.batchOfPayment.set(id, doc._id);
   }
 }

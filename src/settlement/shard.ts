@@ -159,7 +159,7 @@ export function createShardSettlement(deps: ShardDeps) {
     },
 
     /** Broadcasts the batch's settleBatch (a batch already settled on chain is not sent again). */
-    async submitBatch(ref: ShardBatchRef): Promise<{ transaction?: string }> {
+    async submitBatch(ref: ShardBatchRef, step?: Pick<StepContext, 'log'>): Promise<{ transaction?: string }> {
       const entries = await batchItems(ref);
       const settlementItems: SettlementItem[] = entries.map((e) => ({
         paymentId: e._id,
@@ -174,20 +174,21 @@ export function createShardSettlement(deps: ShardDeps) {
         return {};
       }
       deps.metrics?.batchSize.observe(settlementItems.length);
-      await recordBatch(c, { _id: ref.batchId, shard: ref.shard, status: 'SUBMITTED', payments: entries.length, paymentIds: ref.paymentIds, transaction: sent.txHash });
+      const recorded = await recordBatch(c, { _id: ref.batchId, shard: ref.shard, status: 'SUBMITTED', payments: entries.length, paymentIds: ref.paymentIds, transaction: sent.txHash });
+      if (!recorded) step?.log('stale step left the ended batch record alone', { batchId: ref.batchId, step: 'submit' });
       await announceBatch(c, ref.shard, ref.batchId, boards);
       return { transaction: sent.txHash };
     },
 
     /** Waits for the batch on chain and records what polls should say about it right away. */
-    async confirmBatch(ref: ShardBatchRef & { transaction: string | null }, step: Pick<StepContext, 'heartbeat'>): Promise<ConfirmationResult> {
+    async confirmBatch(ref: ShardBatchRef & { transaction: string | null }, step: Pick<StepContext, 'heartbeat' | 'log'>): Promise<ConfirmationResult> {
       const sent = { sentAt: Date.now(), payments: ref.paymentIds.length };
       const r = await confirmOnChain(deps, ref.batchId, ref.transaction, { sent, pollMs: 250, onProgress: (p) => step.heartbeat(p) });
       const base = { _id: ref.batchId, shard: ref.shard, payments: ref.paymentIds.length, paymentIds: ref.paymentIds };
       if (r.status === 'confirmed') {
         await recordBatch(c, { ...base, status: 'CONFIRMED', transaction: r.transaction, blockNumber: r.blockNumber, confirmedAt: new Date(r.confirmedAt) });
-      } else {
-        await recordBatch(c, { ...base, status: 'RETRYING' });
+      } else if (!(await recordBatch(c, { ...base, status: 'RETRYING' }))) {
+        step.log('stale step left the ended batch record alone', { batchId: ref.batchId, step: 'confirm', result: r.status });
       }
       await announceBatch(c, ref.shard, ref.batchId, boards); // the record's new version, for polls
       return r;
