@@ -18,7 +18,7 @@ export interface AdmissionLimits {
    * maxQueueMs, which is also the default (no distinction).
    */
   overloadQueueMs?: number;
-  /** Milliseconds of measured throughput the in-flight limit always allows (Little's law); default THROUGHPUT_ALLOWANCE_MS. */
+  /** Milliseconds of the best recent throughput the in-flight limit always allows (Little's law); default targetLatencyMs. */
   throughputAllowanceMs?: number;
   /** Accepted payments waiting for settlement across all shards. */
   maxBacklog: number;
@@ -33,12 +33,13 @@ const ADJUST_EVERY_MS = 1_000;
  */
 const MIN_LIMIT = 8;
 /**
- * Milliseconds of measured throughput the limit allows in flight by default (Little's law). Past
- * capacity the captures in flight queue at the store's writer, so this bounds the time an admitted
- * capture takes: 500 gave store phases of ~150 ms each at 4x, 250 (with a floor of 8 instead of 16)
- * 85-107 ms, 100 (with a target of 150 ms) 52-76 ms (docs/scaling.md, sixth and eighth rounds).
+ * Seconds of per-second throughput the floor remembers. The floor follows the best of them: with
+ * the current second's throughput instead, an overload whose captures run slower than the allowance
+ * (CPU shared with the shedding itself) spiralled down, fewer slots finishing fewer captures a
+ * second and so lowering the floor again, until the 4x level admitted 8 / 140 ms = 57 captures/s
+ * while the shards could settle half as many again (docs/scaling.md, fourteenth round).
  */
-const THROUGHPUT_ALLOWANCE_MS = 100;
+const THROUGHPUT_MEMORY_SECONDS = 30;
 /** After a capture is shed for want of a slot, waits are overloadQueueMs for this long. */
 const OVERLOAD_MEMORY_MS = 1_000;
 
@@ -70,8 +71,8 @@ interface Waiter {
  * (additive increase, multiplicative decrease): each second, if the slowest tenth of the captures
  * that finished took longer than targetLatencyMs *and* captures filled the limit or queued for it,
  * it shrinks by a quarter (by up to a half when they took more than the target by far: shrinkFactor),
- * but never below what the measured throughput needs (captures finished per second x
- * throughputAllowanceMs) nor below MIN_LIMIT; slow captures at low concurrency (a co-located batch
+ * but never below what the best throughput of the last THROUGHPUT_MEMORY_SECONDS needs (captures
+ * finished per second x throughputAllowanceMs, by default the target latency) nor below MIN_LIMIT; slow captures at low concurrency (a co-located batch
  * end, a GC pause) leave it alone, since fewer slots would not make them faster. Whenever captures
  * were fast it grows by a quarter, up to maxInFlight, so a limit cut during an overload is back
  * within seconds once the load is normal, used or not. The backlog is what the settlement shards
@@ -87,6 +88,8 @@ export class CaptureAdmission {
   /** Until when new waiters get the overload wait (a capture found no slot in time shortly before). */
   private overloadedUntil = 0;
   private latencies: number[] = [];
+  /** Captures finished per second in the last THROUGHPUT_MEMORY_SECONDS adjustments, oldest first. */
+  private recentThroughput: number[] = [];
   private adjustedAt: number;
   private backlog = 0;
   private readAt = 0;
@@ -175,8 +178,11 @@ export class CaptureAdmission {
     const sorted = this.latencies.sort((a, b) => a - b);
     const p90 = sorted.length > 0 ? (sorted[Math.floor(sorted.length * 0.9)] as number) : 0;
     const saturated = this.peak >= this.limit * 0.8 || this.queuedThisWindow > 0;
-    const perSecond = (sorted.length * 1000) / Math.max(ADJUST_EVERY_MS, now - windowStart);
-    const floor = Math.min(this.limits.maxInFlight, Math.max(MIN_LIMIT, Math.ceil((perSecond * (this.limits.throughputAllowanceMs ?? THROUGHPUT_ALLOWANCE_MS)) / 1000)));
+    this.recentThroughput.push((sorted.length * 1000) / Math.max(ADJUST_EVERY_MS, now - windowStart));
+    if (this.recentThroughput.length > THROUGHPUT_MEMORY_SECONDS) this.recentThroughput.shift();
+    const best = Math.max(...this.recentThroughput);
+    const allowanceMs = this.limits.throughputAllowanceMs ?? this.limits.targetLatencyMs;
+    const floor = Math.min(this.limits.maxInFlight, Math.max(MIN_LIMIT, Math.ceil((best * allowanceMs) / 1000)));
     if (p90 > this.limits.targetLatencyMs && saturated) this.limit = Math.max(floor, Math.floor(this.limit * shrinkFactor(p90, this.limits.targetLatencyMs)));
     else if (p90 <= this.limits.targetLatencyMs) this.limit = Math.min(this.limits.maxInFlight, this.limit + Math.max(2, Math.ceil(this.limit / 4)));
     this.latencies = [];

@@ -120,8 +120,8 @@ export const EnvSchema = z.object({
   CAPTURE_MAX_QUEUE_MS: intFromEnv(250, 0),
   /** The wait for a slot while the process is shedding (a capture found no slot in time within the last second); at most CAPTURE_MAX_QUEUE_MS. */
   CAPTURE_OVERLOAD_QUEUE_MS: intFromEnv(25, 0),
-  /** The in-flight limit never shrinks below this many milliseconds of the captures measured finishing per second. */
-  CAPTURE_THROUGHPUT_ALLOWANCE_MS: intFromEnv(100, 1),
+  /** The in-flight limit never shrinks below this many milliseconds of the most captures measured finishing in a second of the last 30; unset: CAPTURE_TARGET_LATENCY_MS. */
+  CAPTURE_THROUGHPUT_ALLOWANCE_MS: z.coerce.number().int().min(1).optional(),
   /** How long an API process trusts a merchant document and a live API key it read; a revocation or a disabled merchant takes effect within it. 0: read on every request. */
   MERCHANT_AUTH_CACHE_MS: intFromEnv(5000, 0),
   /** The in-flight limit shrinks while captures take longer than this (p90 over a second) and fill it or queue for it, and grows back below it. */

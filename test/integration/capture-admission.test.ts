@@ -7,6 +7,18 @@ import { world, type World } from '../helpers/world.js';
 const ctx = {} as Context;
 const refusal = (err: unknown) => err instanceof ApiError && err.code === 'UNAVAILABLE' && err.status === 503;
 
+/** `seconds` seconds in each of which the whole limit is busy with captures that take 1.2 s (those past a limit that shrank meanwhile are shed). */
+async function slowFullSeconds(admission: CaptureAdmission, gate: ReturnType<CaptureAdmission['middleware']>, seconds: number, advance: (ms: number) => void): Promise<void> {
+  for (let second = 0; second < seconds; second++) {
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const busy = Array.from({ length: admission.currentLimit }, () => gate(ctx, () => held));
+    advance(1200);
+    release();
+    await Promise.allSettled(busy);
+  }
+}
+
 /** Load shedding reads the shards' reports from the real store; the stack's own shards are 0 and 1. */
 describe('capture admission: overload is shed, never queued without bound', function () {
   let w: World;
@@ -143,15 +155,8 @@ describe('capture admission: overload is shed, never queued without bound', func
     const admission = new CaptureAdmission(w.store.c, { maxInFlight: 64, targetLatencyMs: 100, maxBacklog: 1_000_000, shards: 1 }, undefined, () => now);
     const gate = admission.middleware();
     // Seconds in which the whole limit is busy with captures that take 1.2 s each.
-    for (let second = 0; second < 3; second++) {
-      let release!: () => void;
-      const held = new Promise<void>((r) => (release = r));
-      const busy = Array.from({ length: admission.currentLimit }, () => gate(ctx, () => held));
-      now += 1200;
-      release();
-      // Those past a limit that shrank as this second began are shed (no queue time here).
-      await Promise.allSettled(busy);
-    }
+    // Those past a limit that shrank as each second began are shed (no queue time here).
+    await slowFullSeconds(admission, gate, 3, (ms) => (now += ms));
     // The next second's first capture closes the slow window (one more cut) and starts a fast one.
     now += 1000;
     await gate(ctx, async () => undefined);
@@ -189,18 +194,25 @@ describe('capture admission: overload is shed, never queued without bound', func
     assert.equal(await afterOneSlowSecond(110), 48);
   });
 
+  it('an overload slower than the target keeps the slots the best recent second needed, instead of spiralling down to the minimum', async function () {
+    let now = 1_000_000;
+    const admission = new CaptureAdmission(w.store.c, { maxInFlight: 64, targetLatencyMs: 100, maxBacklog: 1_000_000, shards: 1 }, undefined, () => now);
+    const gate = admission.middleware();
+    // A second in which 200 captures finished: 200/s x the 100 ms target is 20 slots.
+    for (let i = 0; i < 200; i++) await gate(ctx, async () => void (now += 4));
+    now += 200;
+    // Then slow, saturated seconds, each finishing fewer captures than the one before as the limit shrinks.
+    await slowFullSeconds(admission, gate, 12, (ms) => (now += ms));
+    now += 1000;
+    await gate(ctx, async () => undefined);
+    assert.equal(admission.currentLimit, 20, 'the floor follows the best second of the last 30, not the slowest');
+  });
+
   it('after an overload, a few quiet seconds of fast captures restore the limit, and many slow ones never cut it below the floor', async function () {
     let now = 1_000_000;
     const admission = new CaptureAdmission(w.store.c, { maxInFlight: 64, targetLatencyMs: 100, maxBacklog: 1_000_000, shards: 1 }, undefined, () => now);
     const gate = admission.middleware();
-    for (let second = 0; second < 12; second++) {
-      let release!: () => void;
-      const held = new Promise<void>((r) => (release = r));
-      const busy = Array.from({ length: admission.currentLimit }, () => gate(ctx, () => held));
-      now += 1200;
-      release();
-      await Promise.allSettled(busy);
-    }
+    await slowFullSeconds(admission, gate, 12, (ms) => (now += ms));
     now += 1000;
     await gate(ctx, async () => undefined);
     assert.equal(admission.currentLimit, 8, 'twelve slow, saturated seconds end at the floor, not below it');
