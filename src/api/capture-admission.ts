@@ -72,8 +72,9 @@ interface Waiter {
  * that finished took longer than targetLatencyMs *and* captures filled the limit or queued for it,
  * it shrinks by a quarter (by up to a half when they took more than the target by far: shrinkFactor),
  * but never below what the best throughput of the last THROUGHPUT_MEMORY_SECONDS needs (captures
- * finished per second x throughputAllowanceMs, by default the target latency) nor below MIN_LIMIT; slow captures at low concurrency (a co-located batch
- * end, a GC pause) leave it alone, since fewer slots would not make them faster. Whenever captures
+ * finished per second x throughputAllowanceMs, by default the target latency) nor below MIN_LIMIT;
+ * slow captures at low concurrency (a co-located batch end, a GC pause) leave it alone, since fewer
+ * slots would not make them faster. Whenever captures
  * were fast it grows by a quarter, up to maxInFlight, so a limit cut during an overload is back
  * within seconds once the load is normal, used or not. The backlog is what the settlement shards
  * last reported (read in the background at most once a second, never on the request's path, from
