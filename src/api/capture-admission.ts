@@ -113,11 +113,25 @@ export class CaptureAdmission {
     return this.limit;
   }
 
+  /**
+   * The refusal a capture arriving now gets without waiting (past the backlog limit, or no free
+   * slot and no room or time to wait for one), counted as shed; undefined when it would be admitted
+   * or may wait. Cheap and synchronous, so the HTTP server can answer before any framework work
+   * (src/api/early-shed.ts): under a 4x overload most captures are refused.
+   */
+  refuseAtOnce(): ApiError | undefined {
+    this.refreshBacklog();
+    this.adjust();
+    if (this.backlog > this.limits.maxBacklog) return this.shed('backlog', 2);
+    if (this.inFlight < this.limit && this.waiters.length === 0) return undefined;
+    if (this.queueWaitMs() <= 0 || this.waiters.length >= this.limit) return this.shedForSlot();
+    return undefined;
+  }
+
   middleware() {
     return async (ctx: Context, next: Next) => {
-      this.refreshBacklog();
-      this.adjust();
-      if (this.backlog > this.limits.maxBacklog) throw this.shed('backlog', 2);
+      const refusal = this.refuseAtOnce();
+      if (refusal) throw refusal;
       if (this.inFlight < this.limit && this.waiters.length === 0) this.inFlight++;
       else await this.waitForSlot();
       this.peak = Math.max(this.peak, this.inFlight);
@@ -132,10 +146,9 @@ export class CaptureAdmission {
     };
   }
 
-  /** Resolves once a slot is handed over (already counted in inFlight), or sheds when none frees in time. */
+  /** Resolves once a slot is handed over (already counted in inFlight), or sheds when none frees in time; refuseAtOnce() ran first. */
   private waitForSlot(): Promise<void> {
     const waitMs = this.queueWaitMs();
-    if (waitMs <= 0 || this.waiters.length >= this.limit) return Promise.reject(this.shedForSlot());
     this.queuedThisWindow++;
     return new Promise<void>((resolve, reject) => {
       const waiter: Waiter = {

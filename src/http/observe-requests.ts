@@ -19,27 +19,49 @@ export function observeRequests(logger: Logger, metrics?: ApiMetrics) {
     try {
       await next();
     } finally {
-      const seconds = (performance.now() - started) / 1000;
       const matched = (ctx as Context & { _matchedRoute?: string })._matchedRoute;
-      if (metrics) {
-        const route = matched ?? 'unmatched';
-        const method = httpMethodLabel(ctx.method);
-        metrics.httpDuration.observe({ route, method }, seconds);
-        metrics.httpRequests.inc({ route, method, status: httpStatusLabel(ctx.status) });
-      }
-      if (!ctx.path.startsWith('/mcp') && ctx.path !== '/metrics') {
-        const merchantId = (ctx.state.merchant as { merchantId?: string } | undefined)?.merchantId;
-        const workflowId = ctx.state.workflowId as string | undefined;
-        logger.info('http', {
-          requestId: ctx.state.requestId,
-          method: ctx.method,
-          route: matched ?? maskIds(ctx.path),
-          status: ctx.status,
-          ms: Math.round(seconds * 10_000) / 10,
-          ...(merchantId ? { merchantId } : {}),
-          ...(workflowId ? { workflowId } : {}),
-        });
-      }
+      recordRequest(logger, metrics, {
+        requestId: ctx.state.requestId as string | undefined,
+        method: ctx.method,
+        path: ctx.path,
+        matched,
+        status: ctx.status,
+        seconds: (performance.now() - started) / 1000,
+        merchantId: (ctx.state.merchant as { merchantId?: string } | undefined)?.merchantId,
+        workflowId: ctx.state.workflowId as string | undefined,
+      });
     }
   };
+}
+
+export interface RequestRecord {
+  requestId: string | undefined;
+  method: string;
+  path: string;
+  /** The route pattern that answered, when one did. */
+  matched: string | undefined;
+  status: number;
+  seconds: number;
+  merchantId?: string | undefined;
+  workflowId?: string | undefined;
+}
+
+/** The access log line and the HTTP metrics of one answered request (observeRequests, and answers given before Koa). */
+export function recordRequest(logger: Logger, metrics: ApiMetrics | undefined, r: RequestRecord): void {
+  if (metrics) {
+    const route = r.matched ?? 'unmatched';
+    const method = httpMethodLabel(r.method);
+    metrics.httpDuration.observe({ route, method }, r.seconds);
+    metrics.httpRequests.inc({ route, method, status: httpStatusLabel(r.status) });
+  }
+  if (r.path.startsWith('/mcp') || r.path === '/metrics') return;
+  logger.info('http', {
+    requestId: r.requestId,
+    method: r.method,
+    route: r.matched ?? maskIds(r.path),
+    status: r.status,
+    ms: Math.round(r.seconds * 10_000) / 10,
+    ...(r.merchantId ? { merchantId: r.merchantId } : {}),
+    ...(r.workflowId ? { workflowId: r.workflowId } : {}),
+  });
 }

@@ -14,6 +14,7 @@ import { apiMetrics, createRegistry, storeCommandCounter } from '../observabilit
 import { BackgroundCaptureFinisher } from '../payments/finish-capture.js';
 import { startSlotSweeper } from './slot-sweeper.js';
 import { CaptureAdmission } from '../api/capture-admission.js';
+import { shedCapturesEarly } from '../api/early-shed.js';
 import { PaymentStatusCache } from '../payments/status-cache.js';
 import { SettlementBoardReader } from '../payments/settlement-board.js';
 import { MerchantCache } from '../store/merchant-cache.js';
@@ -64,7 +65,7 @@ async function main() {
   const slotSweeper = startSlotSweeper(store.c, logger);
   const servers = listenApi(
     env,
-    app.callback(),
+    shedCapturesEarly(app.callback(), captureAdmission, logger, metrics.api),
     (server) => {
       server.on('clientError', clientErrorHandler(logger));
       if (env.SERVER_TIMING) recordAcceptTimes(server);
