@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context, Next } from 'koa';
 import { ApiError } from '../domain/errors.js';
 import type { ApiMetrics } from '../observability/metrics.js';
@@ -86,6 +87,8 @@ export class CaptureAdmission {
   private peak = 0;
   private queuedThisWindow = 0;
   private readonly waiters: Waiter[] = [];
+  /** Requests admitRequest() admitted, until their route's middleware sees them. */
+  private readonly admittedEarly = new WeakSet<IncomingMessage>();
   /** Until when new waiters get the overload wait (a capture found no slot in time shortly before). */
   private overloadedUntil = 0;
   private latencies: number[] = [];
@@ -114,41 +117,67 @@ export class CaptureAdmission {
   }
 
   /**
-   * The refusal a capture arriving now gets without waiting (past the backlog limit, or no free
-   * slot and no room or time to wait for one), counted as shed; undefined when it would be admitted
-   * or may wait. Cheap and synchronous, so the HTTP server can answer before any framework work
-   * (src/api/early-shed.ts): under a 4x overload most captures are refused.
+   * A slot for one capture: resolves with its release once the capture may run (at once, or after
+   * waiting in order for a freed slot), or rejects with the 503 it gets instead (counted as shed).
+   * Past the backlog limit, or with no free slot and no room or time to wait, it rejects before
+   * any await. Release once, when the capture has its answer (later calls do nothing).
    */
-  refuseAtOnce(): ApiError | undefined {
+  async acquire(): Promise<() => void> {
     this.refreshBacklog();
     this.adjust();
-    if (this.backlog > this.limits.maxBacklog) return this.shed('backlog', 2);
-    if (this.inFlight < this.limit && this.waiters.length === 0) return undefined;
-    if (this.queueWaitMs() <= 0 || this.waiters.length >= this.limit) return this.shedForSlot();
-    return undefined;
+    if (this.backlog > this.limits.maxBacklog) throw this.shed('backlog', 2);
+    if (this.inFlight < this.limit && this.waiters.length === 0) this.inFlight++;
+    else await this.waitForSlot();
+    this.peak = Math.max(this.peak, this.inFlight);
+    const started = this.nowMs();
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.inFlight--;
+      this.latencies.push(this.nowMs() - started);
+      this.admitWaiters();
+    };
   }
 
+  /**
+   * Admits the capture `req` carries before the app sees it (src/api/early-shed.ts): the slot is
+   * released when its answer is sent or its connection closes, and the route's middleware lets it
+   * through without a second slot. Rejects with the refusal, as acquire() does; resolves false when
+   * the client went away while it waited (its slot is free again and the capture must not run).
+   */
+  async admitRequest(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+    let release: (() => void) | undefined;
+    let ended = false;
+    const end = () => {
+      ended = true;
+      release?.();
+    };
+    res.once('finish', end);
+    res.once('close', end);
+    release = await this.acquire();
+    if (ended) release(); // the client left while it waited: nothing ran, nothing to answer
+    else this.admittedEarly.add(req);
+    return !ended;
+  }
+
+  /** Route middleware: runs the capture in a slot, its own or the one admitRequest() took. */
   middleware() {
     return async (ctx: Context, next: Next) => {
-      const refusal = this.refuseAtOnce();
-      if (refusal) throw refusal;
-      if (this.inFlight < this.limit && this.waiters.length === 0) this.inFlight++;
-      else await this.waitForSlot();
-      this.peak = Math.max(this.peak, this.inFlight);
-      const started = this.nowMs();
+      if (ctx.req && this.admittedEarly.delete(ctx.req)) return next();
+      const release = await this.acquire();
       try {
         await next();
       } finally {
-        this.inFlight--;
-        this.latencies.push(this.nowMs() - started);
-        this.admitWaiters();
+        release();
       }
     };
   }
 
-  /** Resolves once a slot is handed over (already counted in inFlight), or sheds when none frees in time; refuseAtOnce() ran first. */
+  /** Resolves once a slot is handed over (already counted in inFlight), or sheds: at once when none may wait, else when none frees in time. */
   private waitForSlot(): Promise<void> {
     const waitMs = this.queueWaitMs();
+    if (waitMs <= 0 || this.waiters.length >= this.limit) return Promise.reject(this.shedForSlot());
     this.queuedThisWindow++;
     return new Promise<void>((resolve, reject) => {
       const waiter: Waiter = {

@@ -1,29 +1,42 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import type { ApiError } from '../domain/errors.js';
+import { ApiError } from '../domain/errors.js';
 import { COMMON_RESPONSE_HEADERS, newRequestId } from '../http/request-id.js';
 import { recordRequest } from '../http/observe-requests.js';
 import type { Logger } from '../observability/logger.js';
 import type { ApiMetrics } from '../observability/metrics.js';
+import { timerWithQueuePhases } from '../observability/phase-timer.js';
 import type { CaptureAdmission } from './capture-admission.js';
 
 /** The capture route, as @koa/router names it in metrics and logs. */
 export const CAPTURE_ROUTE = '/api/v1/facilitator/capture';
 
 /**
- * Answers a capture that admission refuses at once before Koa sees it: the same 503 UNAVAILABLE,
- * Retry-After, error body, request id, headers, access log line and metrics as a refusal inside
- * Koa's chain, for about 0.09 ms of the API's CPU instead of 0.2-0.24 (a throwaway load of 800
- * refusals/s, docs/scaling.md). Under a 4x overload most captures are refused and the API competes
- * for the same two cores as the captures it admits, so every refusal's cost is taken from them.
- * Anything else, and a capture that may wait for a slot, goes to `next` untouched; the admission
- * middleware in the route still decides it (it asks the same question again first).
+ * Capture admission in front of the app: a capture waits for its slot here, and one that is shed
+ * is answered here, before Koa sees it, with the same 503 UNAVAILABLE, Retry-After, error body,
+ * request id, headers (Server-Timing when on), access log line and metrics as a refusal inside
+ * Koa's chain. A refusal costs the API about 0.09 ms of CPU this way instead of 0.2-0.24 (a
+ * throwaway load of 800 refusals/s, docs/scaling.md). Under a 4x overload most captures are
+ * refused, and the API competes for the same two cores as the captures it admits, so every
+ * refusal's cost is taken from them. An admitted capture goes to `next` in its slot (the route's
+ * admission middleware lets it through); anything else goes to `next` untouched.
  */
-export function shedCapturesEarly(next: RequestListener, admission: CaptureAdmission, logger: Logger, metrics?: ApiMetrics): RequestListener {
+export function shedCapturesEarly(next: RequestListener, admission: CaptureAdmission, o: EarlyShedOptions): RequestListener {
   return (req, res) => {
-    const refusal = isCapture(req) ? admission.refuseAtOnce() : undefined;
-    if (!refusal) return next(req, res);
-    answerRefusal(req, res, refusal, logger, metrics);
+    if (!isCapture(req)) return next(req, res);
+    admission.admitRequest(req, res).then(
+      (admitted) => {
+        if (admitted) next(req, res);
+      },
+      (err: unknown) => answerRefusal(req, res, err instanceof ApiError ? err : ApiError.unavailable(1), o),
+    );
   };
+}
+
+export interface EarlyShedOptions {
+  logger: Logger;
+  metrics?: ApiMetrics | undefined;
+  /** SERVER_TIMING: the answer carries its queue phases and `respond`, as the route's does. */
+  serverTiming: boolean;
 }
 
 function isCapture(req: IncomingMessage): boolean {
@@ -33,19 +46,22 @@ function isCapture(req: IncomingMessage): boolean {
   return (query < 0 ? url : url.slice(0, query)) === CAPTURE_ROUTE;
 }
 
-function answerRefusal(req: IncomingMessage, res: ServerResponse, refusal: ApiError, logger: Logger, metrics?: ApiMetrics): void {
+function answerRefusal(req: IncomingMessage, res: ServerResponse, refusal: ApiError, o: EarlyShedOptions): void {
   const started = performance.now();
+  const timer = o.serverTiming ? timerWithQueuePhases(req) : undefined;
   const requestId = newRequestId();
   const body = JSON.stringify(refusal.toBody(requestId));
+  timer?.mark('respond');
   res.writeHead(refusal.status, {
     'X-Request-Id': requestId,
     ...COMMON_RESPONSE_HEADERS,
     ...refusal.headers,
     'Content-Type': 'application/json; charset=utf-8',
     'Content-Length': Buffer.byteLength(body),
+    ...(timer ? { 'Server-Timing': timer.header() } : {}),
   });
   res.end(body);
-  recordRequest(logger, metrics, {
+  recordRequest(o.logger, o.metrics, {
     requestId,
     method: 'POST',
     path: CAPTURE_ROUTE,

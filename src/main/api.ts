@@ -65,7 +65,7 @@ async function main() {
   const slotSweeper = startSlotSweeper(store.c, logger);
   const servers = listenApi(
     env,
-    shedCapturesEarly(app.callback(), captureAdmission, logger, metrics.api),
+    shedCapturesEarly(app.callback(), captureAdmission, { logger, metrics: metrics.api, serverTiming: env.SERVER_TIMING }),
     (server) => {
       server.on('clientError', clientErrorHandler(logger));
       if (env.SERVER_TIMING) recordAcceptTimes(server);

@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import type { Context, Next } from 'koa';
 
 /** Splits one request's time into named phases, for a `Server-Timing` header (RFC-style `name;dur=ms`). */
@@ -36,6 +36,18 @@ export function recordAcceptTimes(server: Server): void {
   server.on('connection', (socket: Socket) => acceptedAt.set(socket, epochNow()));
 }
 
+/** A timer for `req` that starts with its queue phases, when the client sent `X-Sent-At`. */
+export function timerWithQueuePhases(req: IncomingMessage): PhaseTimer {
+  const timer = new PhaseTimer();
+  const sentAt = Number(req.headers['x-sent-at']);
+  if (sentAt > 0) {
+    const accepted = acceptedAt.get(req.socket) ?? 0;
+    timer.before('queue_accept', accepted - sentAt);
+    timer.before('queue_read', epochNow() - Math.max(accepted, sentAt));
+  }
+  return timer;
+}
+
 /**
  * When enabled, the route's later middleware can mark phases and the answer carries Server-Timing.
  * A client on the same machine that sends `X-Sent-At` (epoch ms) also learns where its request
@@ -45,13 +57,7 @@ export function recordAcceptTimes(server: Server): void {
 export function serverTiming(enabled: boolean) {
   return async (ctx: Context, next: Next) => {
     if (!enabled) return next();
-    const timer = new PhaseTimer();
-    const sentAt = Number(ctx.get('x-sent-at'));
-    if (sentAt > 0) {
-      const accepted = acceptedAt.get(ctx.req.socket) ?? 0;
-      timer.before('queue_accept', accepted - sentAt);
-      timer.before('queue_read', epochNow() - Math.max(accepted, sentAt));
-    }
+    const timer = timerWithQueuePhases(ctx.req);
     ctx.state.phaseTimer = timer;
     try {
       await next();

@@ -48,9 +48,9 @@ async function serve(listener: RequestListener): Promise<{ url: string; server: 
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
 }
 
-/** An admission whose one slot is taken and that sheds at once (no wait), with the taken slot's release. */
-function fullAdmission(w: World, metrics: ReturnType<typeof apiMetrics>): { admission: CaptureAdmission; release: () => Promise<void> } {
-  const admission = new CaptureAdmission(w.store.c, { maxInFlight: 1, maxQueueMs: 0, targetLatencyMs: 60_000, maxBacklog: 1_000_000, shards: 1 }, metrics);
+/** An admission whose one slot is taken (a capture waits for it up to maxQueueMs, by default none does), with the taken slot's release. */
+function fullAdmission(w: World, metrics: ReturnType<typeof apiMetrics>, maxQueueMs = 0): { admission: CaptureAdmission; release: () => Promise<void> } {
+  const admission = new CaptureAdmission(w.store.c, { maxInFlight: 1, maxQueueMs, targetLatencyMs: 60_000, maxBacklog: 1_000_000, shards: 1 }, metrics);
   let free!: () => void;
   const held = admission.middleware()({} as Context, () => new Promise<void>((r) => (free = r)));
   return {
@@ -78,6 +78,25 @@ describe('captures refused before Koa', function () {
     for (const s of servers) s.close();
   });
 
+  /** The capture app behind shedCapturesEarly, counting the requests that reach the app. */
+  async function countingServer(admission: CaptureAdmission): Promise<{ url: string; reached: () => number }> {
+    const logger = recordingLogger([]);
+    const metrics = apiMetrics(new Registry());
+    const app = captureApp(admission, logger, metrics).callback();
+    let reached = 0;
+    const early = shedCapturesEarly(
+      (req, res) => {
+        reached++;
+        return app(req, res);
+      },
+      admission,
+      { logger, metrics, serverTiming: false },
+    );
+    const { url, server } = await serve(early);
+    servers.push(server);
+    return { url, reached: () => reached };
+  }
+
   it('answer exactly as a refusal inside the route does: status, headers, error body, access log line and metrics', async function () {
     const lines: Line[] = [];
     const logger = recordingLogger(lines);
@@ -85,7 +104,7 @@ describe('captures refused before Koa', function () {
     const insideServer = await serve(captureApp(inside.admission, logger, apiMetrics(new Registry())).callback());
     const earlyMetrics = apiMetrics(new Registry());
     const early = fullAdmission(w, earlyMetrics);
-    const earlyServer = await serve(shedCapturesEarly(captureApp(early.admission, logger, earlyMetrics).callback(), early.admission, logger, earlyMetrics));
+    const earlyServer = await serve(shedCapturesEarly(captureApp(early.admission, logger, earlyMetrics).callback(), early.admission, { logger, metrics: earlyMetrics, serverTiming: false }));
     servers.push(insideServer.server, earlyServer.server);
 
     const a = await post(insideServer.url, CAPTURE_ROUTE);
@@ -117,35 +136,62 @@ describe('captures refused before Koa', function () {
     await Promise.all([inside.release(), early.release()]);
   });
 
-  it('pass everything else to the app: other routes, other methods, and a capture admission would take', async function () {
-    const lines: Line[] = [];
-    const logger = recordingLogger(lines);
+  it('carry Server-Timing (queue phases and respond) when it is on, as the route does', async function () {
     const metrics = apiMetrics(new Registry());
     const { admission, release } = fullAdmission(w, metrics);
-    let reached = 0;
-    const app = captureApp(admission, logger, metrics).callback();
-    const { url, server } = await serve(
-      shedCapturesEarly(
-        (req, res) => {
-          reached++;
-          return app(req, res);
-        },
-        admission,
-        logger,
-        metrics,
-      ),
-    );
+    const logger = recordingLogger([]);
+    const { url, server } = await serve(shedCapturesEarly(captureApp(admission, logger, metrics).callback(), admission, { logger, metrics, serverTiming: true }));
     servers.push(server);
+    const refused = await fetch(`${url}${CAPTURE_ROUTE}`, { method: 'POST', headers: { 'x-sent-at': String(Date.now()) }, body: '{}' });
+    assert.equal(refused.status, 503);
+    assert.match(refused.headers.get('server-timing') ?? '', /^queue_accept;dur=[0-9.]+, queue_read;dur=[0-9.]+, respond;dur=[0-9.]+$/);
+    await release();
+  });
+
+  it('pass everything else to the app: other routes, other methods, and a capture admission would take', async function () {
+    const { admission, release } = fullAdmission(w, apiMetrics(new Registry()));
+    const { url, reached } = await countingServer(admission);
 
     assert.equal((await post(url, '/api/v1/facilitator/verify')).status, 200);
     assert.notEqual((await fetch(`${url}${CAPTURE_ROUTE}`)).status, 503, 'a GET is not a capture');
     assert.equal((await post(url, CAPTURE_ROUTE)).status, 503);
-    const reachedWhileFull = reached;
+    const reachedWhileFull = reached();
     await release();
     const admitted = await post(url, `${CAPTURE_ROUTE}?trace=1`);
     assert.equal(admitted.status, 200);
     assert.deepEqual(await admitted.json(), { handled: true });
-    assert.equal(reached, reachedWhileFull + 1, 'the admitted capture reached the app');
+    assert.equal(reached(), reachedWhileFull + 1, 'the admitted capture reached the app');
     assert.equal(reachedWhileFull, 2, 'the refused capture did not reach the app; the GET and the other route did');
+    assert.equal((await post(url, CAPTURE_ROUTE)).status, 200, 'the one slot, taken in front of the app and not again by the route, is free once the answer is sent');
+  });
+
+  it('hold a capture in front of the app until a slot frees, and neither run nor keep the slot of one whose client left while it waited', async function () {
+    const { admission, release } = fullAdmission(w, apiMetrics(new Registry()), 5_000);
+    const { url, reached: ran } = await countingServer(admission);
+
+    const leaving = new AbortController();
+    const gone = fetch(`${url}${CAPTURE_ROUTE}`, { method: 'POST', body: '{}', signal: leaving.signal }).catch(() => 'aborted');
+    await new Promise((r) => setTimeout(r, 100));
+    leaving.abort();
+    assert.equal(await gone, 'aborted');
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(ran(), 0, 'it waits for the one slot');
+    await release();
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(ran(), 0, 'the capture whose client left never ran');
+    const waiting = post(url, CAPTURE_ROUTE);
+    assert.equal((await waiting).status, 200);
+    assert.equal(ran(), 1);
+    assert.equal((await post(url, CAPTURE_ROUTE)).status, 200, 'and its slot was not kept');
+
+    let free!: () => void;
+    const held = admission.middleware()({} as Context, () => new Promise<void>((r) => (free = r)));
+    const queued = post(url, CAPTURE_ROUTE);
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(ran(), 2, 'a capture waits in front of the app while the slot is taken');
+    free();
+    await held;
+    assert.equal((await queued).status, 200, 'and runs once it frees');
+    assert.equal(ran(), 3);
   });
 });
