@@ -87,8 +87,8 @@ export class CaptureAdmission {
   private peak = 0;
   private queuedThisWindow = 0;
   private readonly waiters: Waiter[] = [];
-  /** Requests admitRequest() admitted, until their route's middleware sees them. */
-  private readonly admittedEarly = new WeakSet<IncomingMessage>();
+  /** The slot's release of each request admitRequest() admitted, until its route's middleware takes it. */
+  private readonly admittedEarly = new WeakMap<IncomingMessage, () => void>();
   /** Until when new waiters get the overload wait (a capture found no slot in time shortly before). */
   private overloadedUntil = 0;
   private latencies: number[] = [];
@@ -141,10 +141,13 @@ export class CaptureAdmission {
   }
 
   /**
-   * Admits the capture `req` carries before the app sees it (src/api/early-shed.ts): the slot is
-   * released when its answer is sent or its connection closes, and the route's middleware lets it
-   * through without a second slot. Rejects with the refusal, as acquire() does; resolves false when
-   * the client went away while it waited (its slot is free again and the capture must not run).
+   * Admits the capture `req` carries before the app sees it (src/api/early-shed.ts). The route's
+   * middleware runs it in that slot and releases it when its handler ends, as for a capture it
+   * admitted itself, so the latency the limit follows means the same either way (released at the
+   * answer's `finish` instead, it also counted the event loop's lag after the handler; the overload
+   * settled less in four runs of four, docs/scaling.md). The answer's `finish` or `close` releases
+   * it should the route never run. Rejects with the refusal, as acquire() does; resolves false when the client
+   * went away while it waited (its slot is free again and the capture must not run).
    */
   async admitRequest(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
     let release: (() => void) | undefined;
@@ -157,15 +160,16 @@ export class CaptureAdmission {
     res.once('close', end);
     release = await this.acquire();
     if (ended) release(); // the client left while it waited: nothing ran, nothing to answer
-    else this.admittedEarly.add(req);
+    else this.admittedEarly.set(req, release);
     return !ended;
   }
 
-  /** Route middleware: runs the capture in a slot, its own or the one admitRequest() took. */
+  /** Route middleware: runs the capture in a slot, the one admitRequest() took or its own. */
   middleware() {
     return async (ctx: Context, next: Next) => {
-      if (ctx.req && this.admittedEarly.delete(ctx.req)) return next();
-      const release = await this.acquire();
+      const early = ctx.req ? this.admittedEarly.get(ctx.req) : undefined;
+      if (early) this.admittedEarly.delete(ctx.req);
+      const release = early ?? (await this.acquire());
       try {
         await next();
       } finally {

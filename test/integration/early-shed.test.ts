@@ -163,6 +163,11 @@ describe('captures refused before Koa', function () {
     assert.equal(reached(), reachedWhileFull + 1, 'the admitted capture reached the app');
     assert.equal(reachedWhileFull, 2, 'the refused capture did not reach the app; the GET and the other route did');
     assert.equal((await post(url, CAPTURE_ROUTE)).status, 200, 'the one slot, taken in front of the app and not again by the route, is free once the answer is sent');
+    let free!: () => void;
+    const held = admission.middleware()({} as Context, () => new Promise<void>((r) => (free = r)));
+    assert.equal((await post(url, CAPTURE_ROUTE)).status, 503, 'and released once: with the slot taken again, the next capture is refused');
+    free();
+    await held;
   });
 
   it('hold a capture in front of the app until a slot frees, and neither run nor keep the slot of one whose client left while it waited', async function () {
