@@ -23,12 +23,19 @@ export const CAPTURE_ROUTE = '/api/v1/facilitator/capture';
 export function shedCapturesEarly(next: RequestListener, admission: CaptureAdmission, o: EarlyShedOptions): RequestListener {
   return (req, res) => {
     if (!isCapture(req)) return next(req, res);
-    admission.admitRequest(req, res).then(
-      (admitted) => {
-        if (admitted) next(req, res);
-      },
-      (err: unknown) => answerRefusal(req, res, err instanceof ApiError ? err : ApiError.unavailable(1), o),
-    );
+    admission
+      .admitRequest(req, res)
+      .then(
+        (admitted) => {
+          if (admitted) next(req, res);
+        },
+        (err: unknown) => answerRefusal(req, res, err instanceof ApiError ? err : ApiError.unavailable(1), o),
+      )
+      .catch((err: unknown) => {
+        // Never an unhandled rejection (it would end the process): close this one connection.
+        o.logger.error('capture admission failed', { error: err });
+        res.destroy();
+      });
   };
 }
 
