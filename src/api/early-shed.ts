@@ -1,6 +1,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { ApiError } from '../domain/errors.js';
 import { COMMON_RESPONSE_HEADERS, newRequestId } from '../http/request-id.js';
+import { FACILITATOR_PREFIX } from '../http/mount-points.js';
 import { recordRequest } from '../http/observe-requests.js';
 import type { Logger } from '../observability/logger.js';
 import type { ApiMetrics } from '../observability/metrics.js';
@@ -8,7 +9,7 @@ import { timerWithQueuePhases } from '../observability/phase-timer.js';
 import type { CaptureAdmission } from './capture-admission.js';
 
 /** The capture route, as @koa/router names it in metrics and logs. */
-export const CAPTURE_ROUTE = '/api/v1/facilitator/capture';
+export const CAPTURE_ROUTE = `${FACILITATOR_PREFIX}/capture`;
 
 /**
  * Capture admission in front of the app: a capture waits for its slot here, and one that is shed

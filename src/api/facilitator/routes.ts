@@ -17,6 +17,7 @@ import { keyFromPaymentIdentifier } from '../../payments/payment-identifier.js';
 import { createEndpoint, listEndpoints, removeEndpoint, rotateEndpointSecret } from '../../webhooks/endpoints.js';
 import { verifyPayment } from '../../payments/verify.js';
 import { readJsonBody } from '../../http/body.js';
+import { FACILITATOR_PREFIX } from '../../http/mount-points.js';
 import type { ApiDeps } from '../deps.js';
 import { merchantOf, requireMerchant } from '../merchant-auth.js';
 import { rateLimit } from '../rate-limit.js';
@@ -100,7 +101,7 @@ function countCaptures(deps: ApiDeps) {
 }
 
 export function facilitatorRouter(deps: ApiDeps): Router {
-  const router = new Router({ prefix: '/api/v1/facilitator' });
+  const router = new Router({ prefix: FACILITATOR_PREFIX });
   const env = deps.env;
   // Reads (verify, list, batch view) share the verify bucket; writes (capture, void) the capture bucket.
   const readLimit = rateLimit(deps, 'verify', { perMinute: env.RATE_LIMIT_VERIFY_PER_MIN, burst: env.RATE_LIMIT_VERIFY_BURST });
