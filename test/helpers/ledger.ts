@@ -1,4 +1,5 @@
-import { paymentViews, type CapturedPayment } from './captures.js';
+import { paymentViews, type CapturedPayment, type PaymentView } from './captures.js';
+import { findBatches, findClaims } from '../../src/store/settlement-queue.js';
 import assert from 'node:assert/strict';
 import { getAbiItem, type Hex } from 'viem';
 import { creditSettlementAbi } from '../../src/chain/abi.js';
@@ -34,6 +35,23 @@ async function waitFor(what: string, timeoutMs: number, probe: () => Promise<{ o
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last seen ${JSON.stringify(seen)}`);
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/** For each payment the store does not show CONFIRMED: its document, its claim, its claimed batch's record and the API's receipt. */
+async function whyNotConfirmed(w: World, ids: string[], views: PaymentView[], receipts: Map<string, { batchId: string }>) {
+  const claims = new Map((await findClaims(w.store.c, ids)).map((c) => [c._id, c.batchId]));
+  const batchIds = [...new Set([...claims.values(), ...ids.map((id) => receipts.get(id)?.batchId ?? '')].filter(Boolean))];
+  const batches = new Map((await findBatches(w.store.c, batchIds)).map((b) => [b._id, b]));
+  const viewOf = new Map(views.map((v) => [v._id, v]));
+  return ids.map((id) => {
+    const claimed = claims.get(id);
+    const answered = receipts.get(id)?.batchId;
+    const record = (batchId: string | undefined) => {
+      const b = batchId ? batches.get(batchId) : undefined;
+      return b && { batchId: b._id, status: b.status, listsPayment: b.paymentIds?.includes(id) ?? null };
+    };
+    return { paymentId: id, view: viewOf.get(id)?.status ?? 'no document', claimedBy: record(claimed) ?? claimed ?? null, apiSaid: record(answered) ?? answered ?? null };
+  });
 }
 
 /**
@@ -94,7 +112,9 @@ export async function assertLedgerAgrees(w: World, payments: CapturedPayment[], 
   // The store trails the workflows by an activity or two: it must catch up, not stay behind.
   await waitFor('the store to say CONFIRMED (each payment by its claimed batch)', 20_000, async () => {
     const docs = await paymentViews(w, ids);
-    return { ok: docs.filter((d) => d.status === 'CONFIRMED').length === ids.length, seen: docs.map((d) => [d._id, d.status]) };
+    const confirmed = new Set(docs.filter((d) => d.status === 'CONFIRMED').map((d) => d._id));
+    const behind = ids.filter((id) => !confirmed.has(id));
+    return { ok: behind.length === 0, seen: behind.length === 0 ? [] : await whyNotConfirmed(w, behind, docs, receipts) };
   });
   for (const doc of await paymentViews(w, ids)) {
     const r = receipts.get(doc._id)!;
