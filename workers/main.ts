@@ -17,6 +17,7 @@ import { webhookDestinationPolicy } from '../src/webhooks/url-policy.js';
 import { Client } from '@temporalio/client';
 import { CAPTURE_SWEEPER_WORKFLOW_ID, settlementShardWorkflowId } from '../src/temporal/definitions.js';
 import { workflowCode } from './workflow-code.js';
+import { lowerCpuPriority } from './cpu-priority.js';
 
 function chainContext(env: Env, logger: Logger): ChainContext {
   if (!env.RPC_URL || !env.SETTLER_PRIVATE_KEY || !env.SETTLEMENT_CONTRACT_ADDRESS || !env.ASSET_ADDRESS) {
@@ -51,6 +52,10 @@ async function main() {
   profileCpuIfAsked('worker');
   const env = loadEnv();
   const logger = createLogger(env.LOG_LEVEL, { service: 'worker' });
+  // Before any thread of Temporal's core or of the workflows starts, so that they inherit it.
+  const priority = lowerCpuPriority(env.WORKER_CPU_NICE);
+  if (priority.reason) logger.warn('worker CPU priority lowered only in part', { ...priority });
+  else if (priority.scope !== 'none') logger.info('worker CPU priority lowered', { ...priority });
   const registry = createRegistry('worker');
   const countStoreCommand = storeCommandCounter(registry);
   const store = await connectStore(env.MONGODB_URI ?? `mongodb://127.0.0.1:${env.MONGODB_PORT}/`, env.MONGODB_DB, {

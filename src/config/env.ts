@@ -190,6 +190,11 @@ export const EnvSchema = z.object({
   METRICS_TOKEN: optionalString,
   /** The worker's own Prometheus endpoint on 127.0.0.1 (0 turns it off). */
   WORKER_METRICS_PORT: intFromEnv(9464, 0),
+  /**
+   * The worker's CPU niceness (0-19; 0 leaves it alone). Settlement is background work: on a box it
+   * shares with the API, the store and Temporal it yields to the captures merchants wait on.
+   */
+  WORKER_CPU_NICE: z.coerce.number().int().min(0).max(19).default(10),
 
   DEV_TOOLS: boolFromEnv(true),
   /** Adds a Server-Timing header with the capture's phases (auth, rate limit, store, workflow); for profiling. */
