@@ -16,7 +16,7 @@ export interface Ceilings {
    * Each measurement behind the two signal ceilings, in run order: before the levels and, when the
    * bench re-measured them (remeasureTemporalCeilings), after the sweep. The ceilings are their means.
    */
-  samples?: { when: string; signalWorkflowsPerSecond: number; delayedSignalWorkflowsPerSecond: number }[];
+  samples?: { when: string; signalWorkflowsPerSecond: number; delayedSignalWorkflowsPerSecond: number; quiet?: PipelineQuiet }[];
   httpRequestsPerSecond: number;
   /** Bundling the tiny workflow file and starting the worker (not part of the rate). */
   workerStartSeconds: number;
@@ -85,9 +85,33 @@ export async function measureCeilings(w: World, baseUrl: string, sizes: CeilingS
  * levels, on a near-empty Temporal database, moved with that sample alone (48-70/s between runs
  * of one build on one machine).
  */
-export async function remeasureTemporalCeilings(w: World, ceilings: Ceilings, n: number, when: string): Promise<Ceilings> {
+/** How long the bench waited for the product's payment workflows to finish, and how many still ran when it stopped waiting. */
+export interface PipelineQuiet {
+  waitedMs: number;
+  runningPaymentWorkflows: number;
+}
+
+const RUNNING_PAYMENT_WORKFLOWS = `WorkflowType IN ('paymentWorkflowV2', 'paymentWorkflow') AND ExecutionStatus = 'Running'`;
+
+/**
+ * Waits, at most maxMs, until no payment workflow runs. A level ends when its payments are
+ * CONFIRMED, which a batch's record says before the payments' workflows are told and complete
+ * (spread over SETTLEMENT_NOTIFY_SPREAD_MS, behind the worker's other work); a ceiling measured
+ * while they still run measures Temporal shared with the product, not Temporal alone.
+ */
+export async function waitForQuietPipeline(w: World, maxMs: number): Promise<PipelineQuiet> {
+  const t0 = performance.now();
+  for (;;) {
+    const { count } = await w.temporal.workflow.count(RUNNING_PAYMENT_WORKFLOWS);
+    const waitedMs = performance.now() - t0;
+    if (count === 0 || waitedMs >= maxMs) return { waitedMs, runningPaymentWorkflows: count };
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+export async function remeasureTemporalCeilings(w: World, ceilings: Ceilings, n: number, when: string, quiet?: PipelineQuiet): Promise<Ceilings> {
   const again = await signalWorkflowCeiling(w, n);
-  const samples = [...(ceilings.samples ?? []), { when, signalWorkflowsPerSecond: again.perSecond, delayedSignalWorkflowsPerSecond: again.delayedPerSecond }];
+  const samples = [...(ceilings.samples ?? []), { when, signalWorkflowsPerSecond: again.perSecond, delayedSignalWorkflowsPerSecond: again.delayedPerSecond, ...(quiet ? { quiet } : {}) }];
   return {
     ...ceilings,
     signalWorkflowsPerSecond: mean(samples.map((s) => s.signalWorkflowsPerSecond)),

@@ -23,7 +23,7 @@ import { agentDeps } from '../tools/harness/agent-deps.js';
 import { newMerchant, UNTHROTTLED, type ProvisionedMerchant } from '../tools/harness/merchants.js';
 import { onboardBorrower } from '../tools/harness/onboarding.js';
 import { connectWorld } from '../tools/harness/world.js';
-import { measureCeilings, remeasureTemporalCeilings, QUICK_CEILINGS, FULL_CEILINGS } from './ceilings.js';
+import { measureCeilings, remeasureTemporalCeilings, waitForQuietPipeline, QUICK_CEILINGS, FULL_CEILINGS } from './ceilings.js';
 import { measureSettleBatchGas } from './gas.js';
 import { preloadPayments, waitForStoreBacklog } from './growth.js';
 import { describeLevel, runLevel, type LevelFigures, type LevelSettings } from './level.js';
@@ -137,7 +137,9 @@ async function main() {
     const normalLevels = [normal.half?.level, normal.eighty?.level].filter((l): l is LevelFigures => l !== undefined);
 
     // The peak's floor, measured again once the pipeline is idle: the ratio is to the mean of both samples.
-    ceilings = await remeasureTemporalCeilings(w, ceilings, ceilingSizes.signalWorkflows, 'after the sweep and the normal levels');
+    const quiet = await waitForQuietPipeline(w, (QUICK ? 30 : 60) * 1000);
+    console.log(`pipeline quiet after ${(quiet.waitedMs / 1000).toFixed(1)} s (${quiet.runningPaymentWorkflows} payment workflows still running)`);
+    ceilings = await remeasureTemporalCeilings(w, ceilings, ceilingSizes.signalWorkflows, 'after the sweep and the normal levels', quiet);
     console.log(`Temporal ceilings again: ${ceilings.samples?.map((c) => `${c.when} ${c.delayedSignalWorkflowsPerSecond.toFixed(0)}`).join(', ')} delayed/s; mean ${ceilings.delayedSignalWorkflowsPerSecond.toFixed(1)}`);
 
     const saturation = saturationLevel(levels);
@@ -264,7 +266,7 @@ function notes(s: ReturnType<typeof summarizeBench>, extraOverload: boolean): st
     'Temporal events per payment: the mean history length of ~20 of the level\'s payment workflows plus the events the settlement workflows (settlementShardWorkflow, batcherWorkflow; every run open at the start or started since) added during the level, divided by its settled payments.',
     'Store commands per payment: the growth of x402_store_commands_total on the API\'s and the worker\'s /metrics over the level, divided by settled payments (n/a when the metric is not exposed).',
     "Normal load: after the sweep (and a bounded wait for its backlog), two more open-loop levels offer 0.5x and 0.8x the peak's steady settled/s, merchants polling once a second; shedFraction is the captures answered 503 over those offered. BENCH_OUT carries them as `half` and `eighty`, each with its offered rate over the peak's steady rate (`ofPeakSustained`). Until the fifth round the peak was the drain-based figure (still in BENCH_OUT as `peakSettledByDrainPerSec`), 1.0-1.7x the steady one, which put the 0.8x level at the pipeline's capacity (docs/scaling.md).",
-    "The ratio to the floor is the peak's settled/s over the Temporal ceiling measured in the same run (delayed start -> signal-with-start -> complete on the bench's own bare worker, the minimal shape of one payment), so it holds on any machine; BENCH_OUT carries it as `peakToCeilingRatio`. The ceiling is the mean of two samples, one before the levels and one after the sweep and the normal levels (the pipeline idle again), both in `ceilings.samples`: one short sample moved the ratio by itself (48-70/s between runs of one build).",
+    "The ratio to the floor is the peak's settled/s over the Temporal ceiling measured in the same run (delayed start -> signal-with-start -> complete on the bench's own bare worker, the minimal shape of one payment), so it holds on any machine; BENCH_OUT carries it as `peakToCeilingRatio`. The ceiling is the mean of two samples, one before the levels and one after the sweep and the normal levels, once no payment workflow runs (at most 30 s in a quick run, 60 s in a full one; the wait is in the sample's `quiet`), both in `ceilings.samples`: one short sample moved the ratio by itself (48-70/s between runs of one build).",
     `The overload figure is the level at 4x the saturation rate${extraOverload ? ' (run as an extra level, since the rate list lacked it)' : ''}: the peak level's offered rate, or a lower one from which every level up answered at least ${SATURATED_SHED_SHARE * 100} % of its captures 503 (past capacity the levels settle alike within noise, and 4x the noisiest best of them, 800-1,600/s, measures the bench client). Data growth re-runs the half level and then the saturation rate after the preload, each compared with the sweep's level at the same rate: the settled/s ratio at the saturation rate, the capture p50 ratio at the half level's (below capacity a capture's median is its own work; at capacity it is set by admission and queueing, 0.4-2.7 between runs of one build, and is shown beside it).`,
     `Peak steady settled/s was ${s.peakSettledPerSec.toFixed(1)} at ${s.peak.offeredPerSec.toFixed(0)}/s offered (${s.peakSettledByDrainPerSec.toFixed(1)} counting its drain).`,
   ];
