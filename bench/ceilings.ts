@@ -79,12 +79,6 @@ export async function measureCeilings(w: World, baseUrl: string, sizes: CeilingS
   };
 }
 
-/**
- * Measures the two Temporal signal ceilings again (`when` names the moment) and returns the
- * ceilings with them averaged over every sample: a ratio to one short sample taken before the
- * levels, on a near-empty Temporal database, moved with that sample alone (48-70/s between runs
- * of one build on one machine).
- */
 /** How long the bench waited for the product's payment workflows to finish, and how many still ran when it stopped waiting. */
 export interface PipelineQuiet {
   waitedMs: number;
@@ -109,6 +103,12 @@ export async function waitForQuietPipeline(w: World, maxMs: number): Promise<Pip
   }
 }
 
+/**
+ * Measures the two Temporal signal ceilings again (`when` names the moment) and returns the
+ * ceilings with them averaged over every sample: a ratio to one short sample taken before the
+ * levels, on a near-empty Temporal database, moved with that sample alone (48-70/s between runs
+ * of one build on one machine).
+ */
 export async function remeasureTemporalCeilings(w: World, ceilings: Ceilings, n: number, when: string, quiet?: PipelineQuiet): Promise<Ceilings> {
   const again = await signalWorkflowCeiling(w, n);
   const samples = [...(ceilings.samples ?? []), { when, signalWorkflowsPerSecond: again.perSecond, delayedSignalWorkflowsPerSecond: again.delayedPerSecond, ...(quiet ? { quiet } : {}) }];

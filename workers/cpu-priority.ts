@@ -27,6 +27,15 @@ function threadsOf(host: PriorityHost): number[] {
   return existsSync(tasks) ? readdirSync(tasks).map(Number).filter(Number.isInteger) : [0];
 }
 
+/** Lowers one thread unless it already runs lower; a thread that ended meanwhile (ESRCH) is passed over. */
+function lowerThread(host: PriorityHost, tid: number, nice: number): void {
+  try {
+    if (host.threadNice(tid) < nice) host.setThreadNice(tid, nice);
+  } catch (err) {
+    if ((err as { info?: { code?: string } }).info?.code !== 'ESRCH' && (err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+  }
+}
+
 /** The niceness in a /proc/<pid>/autogroup line (`/autogroup-42 nice 0`). */
 export function autogroupNiceOf(line: string): number {
   const m = /nice\s+(-?\d+)/.exec(line);
@@ -53,7 +62,7 @@ export function sessionOf(stat: string): number {
 export function lowerCpuPriority(nice: number, host: PriorityHost = realHost): PriorityOutcome {
   if (nice <= 0) return { nice: 0, scope: 'none' };
   try {
-    for (const tid of threadsOf(host)) if (host.threadNice(tid) < nice) host.setThreadNice(tid, nice);
+    for (const tid of threadsOf(host)) lowerThread(host, tid, nice);
   } catch (err) {
     return { nice: 0, scope: 'none', reason: `setpriority failed: ${(err as Error).message}` };
   }

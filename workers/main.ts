@@ -54,7 +54,8 @@ async function main() {
   const logger = createLogger(env.LOG_LEVEL, { service: 'worker' });
   // Before any thread of Temporal's core or of the workflows starts, so that they inherit it.
   const priority = lowerCpuPriority(env.WORKER_CPU_NICE);
-  if (priority.reason) logger.warn('worker CPU priority lowered only in part', { ...priority });
+  if (priority.scope === 'none' && priority.reason) logger.warn('worker CPU priority left as it was', { ...priority });
+  else if (priority.reason) logger.warn('worker CPU priority lowered only in part', { ...priority });
   else if (priority.scope !== 'none') logger.info('worker CPU priority lowered', { ...priority });
   const registry = createRegistry('worker');
   const countStoreCommand = storeCommandCounter(registry);

@@ -52,6 +52,25 @@ describe('worker: CPU priority (lowerCpuPriority against a stand-in /proc/self)'
     assert.deepEqual(lowerCpuPriority(0, host), { nice: 0, scope: 'none' });
   });
 
+  it('passes over a thread that ended meanwhile, and reports any other failure', () => {
+    writeFileSync(join(dir, 'stat'), stat(4242, 4242));
+    writeFileSync(join(dir, 'autogroup'), '/autogroup-9 nice 0\n');
+    const gone = Object.assign(new Error('uv_os_setpriority returned ESRCH (no such process)'), { code: 'ERR_SYSTEM_ERROR', info: { code: 'ESRCH' } });
+    const set = host.setThreadNice;
+    host.setThreadNice = (tid, n) => {
+      if (tid === 4243) throw gone;
+      set(tid, n);
+    };
+    assert.deepEqual(lowerCpuPriority(10, host), { nice: 10, scope: 'autogroup' });
+    assert.deepEqual([...threadNice.values()], [10, 0, 10]);
+    host.setThreadNice = () => {
+      throw Object.assign(new Error('uv_os_setpriority returned EACCES (permission denied)'), { code: 'ERR_SYSTEM_ERROR', info: { code: 'EACCES' } });
+    };
+    const denied = lowerCpuPriority(12, host);
+    assert.equal(denied.scope, 'none');
+    assert.match(denied.reason ?? '', /EACCES/);
+  });
+
   it('without autogroup scheduling lowers the threads and says why', () => {
     writeFileSync(join(dir, 'stat'), stat(4242, 4242));
     const outcome = lowerCpuPriority(5, host);
