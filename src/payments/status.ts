@@ -4,7 +4,7 @@ import { isUuid } from '@credit-facilitator/wire/ids';
 import { paymentStateInBatch, type Receipt } from '../domain/payment.js';
 import type { PaymentDoc } from '../store/documents.js';
 import { findPayment } from '../store/payments.js';
-import { findClaim, isVoidClaim } from '../store/settlement-queue.js';
+import { batchHolds, findClaim, isVoidClaim } from '../store/settlement-queue.js';
 import { findSpendIntentFate } from '../store/spend-intents.js';
 import { PaymentStatusCache } from './status-cache.js';
 import { toReceipt } from '../settlement/receipt.js';
@@ -93,5 +93,6 @@ async function receiptFromBatch(deps: StatusDeps, cache: PaymentStatusCache, doc
     return toReceipt(doc);
   }
   const batch = await cache.batch(c, deps.env.SETTLEMENT_SHARDS, batchId, now);
-  return batch ? toReceipt(doc, paymentStateInBatch(batch)) : toReceipt(doc);
+  // A claim orphaned by a batch that ended without the payment says nothing of it (sortForeignClaims).
+  return batch && batchHolds(batch, doc._id) ? toReceipt(doc, paymentStateInBatch(batch)) : toReceipt(doc);
 }

@@ -7,7 +7,7 @@ import { closeHoldsOfBorrowers } from '../store/borrowers.js';
 import type { SettlementQueueDoc } from '../store/documents.js';
 import { recordLedgerLines } from '../store/payment-ledger.js';
 import { findByIds } from '../store/find-by-ids.js';
-import { announceBatch, type AnnouncedBoards, claimForBatch, enqueueEntryOnce, findClaim, isVoidClaim, queueEntryOf, queuesServedBy, readQueues, recordBatch, recordShardBacklog, removeFromQueues } from '../store/settlement-queue.js';
+import { announceBatch, type AnnouncedBoards, claimForBatch, enqueueEntryOnce, findClaim, isVoidClaim, queueEntryOf, queuesServedBy, readQueues, recordBatch, recordShardBacklog, removeFromQueues, sortForeignClaims } from '../store/settlement-queue.js';
 import type { PaymentWorkflowInput } from '../temporal/definitions.js';
 import { DEFAULT_WEBHOOK_RETRY, emitWebhookEvents } from '../webhooks/emit.js';
 import type { AcceptedCaptures } from './accepted-captures.js';
@@ -142,12 +142,15 @@ export function createShardSettlement(deps: ShardDeps) {
           const chosen = ready.slice(0, size);
           const held = await claimForBatch(c, input.batchId, chosen.map((e) => e._id));
           const taken = chosen.filter((e) => held.has(e._id));
-          // Claimed by another batch (which settles them) or by a void (finished here if its request died half-way).
-          const elsewhere = chosen.filter((e) => !held.has(e._id));
-          await finishVoidsAmong(elsewhere);
-          await removeFromQueues(c, queues, elsewhere.map((e) => e._id));
+          // Claimed by another batch (which settles them), by a void (finished here if its request
+          // died half-way), or orphaned by a batch that ended without them (released for the next).
+          const foreign = await sortForeignClaims(c, chosen.filter((e) => !held.has(e._id)).map((e) => e._id));
+          const voided = new Set(foreign.voided);
+          await finishVoidsAmong(chosen.filter((e) => voided.has(e._id)));
+          await removeFromQueues(c, queues, [...foreign.voided, ...foreign.elsewhere]);
+          if (foreign.released.length > 0) step.log('orphaned claims released', { batchId: input.batchId, shard: input.shard, paymentIds: foreign.released });
           if (taken.length > 0) {
-            step.log('batch claimed', { batchId: input.batchId, shard: input.shard, payments: taken.length, claimedElsewhere: elsewhere.length, attempt });
+            step.log('batch claimed', { batchId: input.batchId, shard: input.shard, payments: taken.length, claimedElsewhere: foreign.elsewhere.length, attempt });
             remember(input.batchId, taken);
             return { paymentIds: taken.map((e) => e._id), queues };
           }

@@ -1,7 +1,7 @@
 import type { Collections } from './collections.js';
 import type { BatchDoc, PaymentDoc } from './documents.js';
 import { findPayment } from './payments.js';
-import { findBatches, findClaims, isVoidClaim } from './settlement-queue.js';
+import { batchHolds, findBatches, findClaims, isVoidClaim } from './settlement-queue.js';
 
 /**
  * A payment as its batch left it. The batch end no longer writes each payment's outcome onto its
@@ -45,7 +45,7 @@ export async function withBatchOutcomes(c: Collections, docs: readonly PaymentDo
   const batches = new Map((await findBatches(c, [...new Set(batchOf.values())])).map((b) => [b._id, b]));
   return docs.map((d) => {
     const batch = d.status === 'CAPTURING' ? batches.get(batchOf.get(d._id) ?? '') : undefined;
-    return batch ? paymentAfterBatch(d, batch) : d;
+    return batch && batchHolds(batch, d._id) ? paymentAfterBatch(d, batch) : d;
   });
 }
 

@@ -120,6 +120,50 @@ export function findClaims(c: Collections, paymentIds: readonly string[]): Promi
   return findByIds(c.settlementClaims, paymentIds);
 }
 
+/** Whether a batch's record lists this payment; a record older than paymentIds lists every payment claimed for it. */
+export const batchHolds = (batch: Pick<BatchDoc, 'paymentIds'>, paymentId: string): boolean => batch.paymentIds === undefined || batch.paymentIds.includes(paymentId);
+
+/** Payments a batch could not claim, by why (sortForeignClaims). */
+export interface ForeignClaims {
+  /** Claimed by a void. */
+  voided: string[];
+  /** Claimed by another batch whose record lists them: it settles them. */
+  elsewhere: string[];
+  /** Their claim named a batch that ended without them; the claim is gone, so a later batch takes them. */
+  released: string[];
+  /** Claimed by a batch that has not recorded its payments yet: left in the queue, looked at again. */
+  undecided: string[];
+}
+
+/**
+ * Sorts the payments a batch found claimed by someone else. A claim whose batch ended without the
+ * payment is an orphan: a gather attempt that Temporal gave up on (its heartbeat lost while the
+ * server was down) runs on until its next heartbeat is refused, and may claim payments for its
+ * batch id after the live attempt has returned a different set. Such a payment would otherwise be
+ * dropped from its queue as another batch's and never settle. Its claim is deleted with a
+ * compare-and-set on the orphaning batch, so the next batch claims it; the batch that ended never
+ * sent it on chain, since a batch sends exactly the payments its record lists. A batch whose record
+ * is not written yet (it may still be submitting, for as long as the chain is down) is waited for.
+ */
+export async function sortForeignClaims(c: Collections, paymentIds: readonly string[]): Promise<ForeignClaims> {
+  const sorted: ForeignClaims = { voided: [], elsewhere: [], released: [], undecided: [] };
+  if (paymentIds.length === 0) return sorted;
+  const claims = new Map((await findClaims(c, paymentIds)).map((cl) => [cl._id, cl]));
+  const batchIds = [...new Set([...claims.values()].map((cl) => cl.batchId).filter((id) => !isVoidClaim(id)))];
+  const batches = new Map((await findBatches(c, batchIds)).map((b) => [b._id, b]));
+  for (const id of paymentIds) {
+    const claim = claims.get(id);
+    const batch = claim ? batches.get(claim.batchId) : undefined;
+    if (claim && isVoidClaim(claim.batchId)) sorted.voided.push(id);
+    else if (batch && batchHolds(batch, id)) sorted.elsewhere.push(id);
+    else if (claim && batch && isFinishedBatch(batch.status)) {
+      await c.settlementClaims.deleteOne({ _id: id, batchId: claim.batchId });
+      sorted.released.push(id);
+    } else sorted.undecided.push(id);
+  }
+  return sorted;
+}
+
 export function findBatch(c: Collections, batchId: string): Promise<BatchDoc | null> {
   return c.batches.findOne({ _id: batchId });
 }

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { PaymentDoc } from '../../src/store/documents.js';
 import { paymentAfterBatch } from '../../src/store/payment-outcomes.js';
 import { findPayments } from '../../src/store/payments.js';
-import { findBatches, findClaims } from '../../src/store/settlement-queue.js';
+import { batchHolds, findBatches, findClaims } from '../../src/store/settlement-queue.js';
 import { capture, newBorrower, newMerchant, newVoucher, UNTHROTTLED, type TestBorrower, type TestMerchant, type TestVoucher, type World } from './world.js';
 
 /** A fresh merchant and borrower, used by one test only, so their balances are that test's sums. */
@@ -70,7 +70,8 @@ export async function paymentViews(w: World, ids: string[]): Promise<PaymentView
   const batchById = new Map(batches.map((b) => [b._id, b]));
   return docs.map((d) => {
     const batchId = batchOf.get(d._id);
-    const batch = batchId ? batchById.get(batchId) : undefined;
+    const found = batchId ? batchById.get(batchId) : undefined;
+    const batch = found && batchHolds(found, d._id) ? found : undefined;
     const settled = batch && d.status === 'CAPTURING' ? paymentAfterBatch(d, batch) : d;
     const view: PaymentView = batchId ? { ...settled, settlementBatchId: batchId } : { ...settled };
     if (settled.status !== 'CAPTURING') return view; // terminal, or a legacy workflow's own projection
