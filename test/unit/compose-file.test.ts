@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { EnvSchema } from '../../src/config/env.js';
@@ -7,6 +7,7 @@ import { SEARCH_ATTRIBUTES } from '../../tools/stack/args.js';
 import { SCHEMA_NAMES } from '../../tools/stack/cluster/schema.js';
 import { CLUSTER_HISTORY_SHARDS, TEMPORAL_SERVICES, temporalClusterDynamicConfig } from '../../tools/stack/cluster/temporal-config.js';
 import { TEMPORAL_SERVER_VERSION } from '../../tools/stack/cluster/temporal-server-build.js';
+import { PROCESS_ENTRIES } from '../../tools/stack/entries.js';
 
 /** Docker cannot run here, so temporal-compose.yml is checked statically against the config the code reads. */
 const root = fileURLToPath(new URL('../../..', import.meta.url));
@@ -77,9 +78,8 @@ describe('temporal-compose.yml (static)', () => {
     for (const name of ['api', 'api-2']) assert.ok(!('SETTLER_PRIVATE_KEY' in (services[name]?.environment ?? {})), `${name} never gets the settler key`);
     assert.notEqual(services.worker?.environment?.SETTLER_PRIVATE_KEY, services['worker-2']?.environment?.SETTLER_PRIVATE_KEY, 'each worker has its own settler key');
     assert.equal(services.api?.environment?.DEV_TOOLS, 'false');
-    assert.deepEqual(services.api?.command?.slice(-1), ['dist/src/main/api.js']);
-    assert.deepEqual(services.worker?.command?.slice(-1), ['dist/workers/main.js']);
-    assert.ok(existsSync(`${root}dist/src/main/api.js`) && existsSync(`${root}dist/workers/main.js`));
+    for (const name of ['api', 'api-2']) assert.deepEqual(services[name]?.command?.slice(-1), [PROCESS_ENTRIES.api], `${name} runs the API's entry`);
+    for (const name of ['worker', 'worker-2']) assert.deepEqual(services[name]?.command?.slice(-1), [PROCESS_ENTRIES.worker], `${name} runs the worker's entry`);
   });
 
   it('.env.example names only real settings', () => {

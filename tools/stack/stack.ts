@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { baseUrl, loadEnv, mcpUrl, publicOrigin, type Env } from '../../src/config/env.js';
 import { dataDir as resolveDataDir, projectRoot } from '../../src/config/paths.js';
@@ -9,6 +9,7 @@ import { ensureSecretsKeyFile } from '../../src/store/secret-box.js';
 import { startInfra, type Infra, type TemporalRestart } from './infra.js';
 import { spawnManaged, waitForHttp, type ExitInfo, type ManagedProcess } from './processes.js';
 import { openApiListener } from './api-listener.js';
+import { processEntry } from './entries.js';
 
 export interface StackOptions {
   /** Where settings come from; children inherit it plus the stack's own settings. Default process.env. */
@@ -77,12 +78,6 @@ function probeHost(host: string): string {
   return host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
 }
 
-function distEntry(relative: string): string {
-  const path = join(projectRoot(), 'dist', relative);
-  if (!existsSync(path)) throw new Error(`${path} is missing: run npm run build`);
-  return path;
-}
-
 /** Infra, contracts, dev keys, then the worker and the API; everything a run of the product needs. */
 export async function startStack(options: StackOptions = {}): Promise<StackHandle> {
   const source = options.source ?? process.env;
@@ -144,8 +139,8 @@ export async function startStack(options: StackOptions = {}): Promise<StackHandl
     const { SETTLER_PRIVATE_KEY: _key, ...apiEnv } = env;
     const origin = publicOrigin(config);
     const health = `http://${probeHost(config.API_HOST)}:${config.API_PORT}/api/v1/facilitator/health`;
-    const workerEntry = distEntry('workers/main.js');
-    const apiEntry = distEntry('src/main/api.js');
+    const workerEntry = processEntry('worker');
+    const apiEntry = processEntry('api');
 
     const spawnChild = (name: string, entry: string, childEnv: Record<string, string>, inheritFds?: number[]) => {
       const p = spawnManaged({ name, command: process.execPath, args: [entry], env: childEnv, cwd: projectRoot(), logFile: quietLog(name), ...(inheritFds ? { inheritFds } : {}) });

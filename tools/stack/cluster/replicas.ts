@@ -6,6 +6,7 @@ import { creditSettlementAbi } from '../../../src/chain/abi.js';
 import { makeChainClients } from '../../../src/chain/clients.js';
 import { projectRoot } from '../../../src/config/paths.js';
 import { ANVIL_DEV_PRIVATE_KEY } from '../deployment.js';
+import { processEntry } from '../entries.js';
 import { rpcCall } from '../probes.js';
 import { spawnManaged, waitForHttp, type ManagedProcess } from '../processes.js';
 import type { StackHandle } from '../stack.js';
@@ -67,7 +68,7 @@ export async function startReplicas(stack: StackHandle, o: ReplicaOptions): Prom
   const api = spawnManaged({
     name: 'api-2',
     command: process.execPath,
-    args: [join(projectRoot(), 'dist', 'src', 'api', 'server.js')],
+    args: [processEntry('api')],
     env: { ...apiEnv, API_PORT: String(o.apiPort) },
     cwd: projectRoot(),
     logFile: logFile('api-2'),
@@ -76,7 +77,7 @@ export async function startReplicas(stack: StackHandle, o: ReplicaOptions): Prom
   const worker = spawnManaged({
     name: 'worker-2',
     command: process.execPath,
-    args: [join(projectRoot(), 'dist', 'workers', 'main.js')],
+    args: [processEntry('worker')],
     env: { ...stack.env, SETTLER_PRIVATE_KEY: key, SETTLER_ADDRESS: settlerAddress, WORKER_METRICS_PORT: '0' },
     cwd: projectRoot(),
     logFile: logFile('worker-2'),
