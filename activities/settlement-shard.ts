@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import type { BatchOutcome } from '../src/domain/payment.js';
 import type { ConfirmationResult } from '../src/settlement/settings.js';
@@ -18,6 +19,8 @@ function stepContext(): StepContext {
 export function createShardActivities(deps: ShardActivityDeps) {
   const shard = createShardSettlement(deps);
   return {
+    /** A new batch id (a local activity: drawn afresh when a history is replayed past where it was recorded). */
+    newBatchId: async (): Promise<string> => randomUUID(),
     /** Puts a payment started without its queue entry (by an API older than shards) in its queue. */
     enqueuePayment: (input: PaymentWorkflowInput): Promise<void> => shard.enqueuePayment(input),
     gatherBatch: (input: { shard: number; shards: number; batchId: string }): Promise<{ paymentIds: string[]; queues: number[] }> =>

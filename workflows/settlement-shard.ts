@@ -1,8 +1,8 @@
-import { allHandlersFinished, condition, continueAsNew, log, patched, proxyActivities, setHandler, sleep, uuid4, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, log, patched, proxyActivities, proxyLocalActivities, setHandler, sleep, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { ShardActivities } from '../activities/settlement-shard.js';
 import type { SettlementActivities } from '../activities/legacy/settlement.js';
 import type { BatchOutcome } from '../src/domain/payment.js';
-import { shardStateQuery, type SettlementShardInput, type ShardState } from '../src/temporal/definitions.js';
+import { resumeShardSignal, shardStateQuery, type SettlementShardInput, type ShardState } from '../src/temporal/definitions.js';
 
 const retry = { initialInterval: '1 second', maximumInterval: '15 seconds', backoffCoefficient: 2 } as const;
 const acts = proxyActivities<ShardActivities & SettlementActivities>({ startToCloseTimeout: '1 minute', retry });
@@ -13,9 +13,20 @@ const confirmation = proxyActivities<ShardActivities>({ startToCloseTimeout: '15
 // seconds rather than after the minute their start-to-close allows.
 const batchStep = proxyActivities<ShardActivities>({ startToCloseTimeout: '1 minute', heartbeatTimeout: '10 seconds', retry });
 
+// A batch id drawn outside the workflow's seeded randomness: a history replayed after a restore of
+// Temporal older than the store or the chain draws new ids instead of reissuing settled ones.
+const ids = proxyLocalActivities<ShardActivities>({ startToCloseTimeout: '5 seconds', retry });
+
 const ROUNDS_PER_RUN = 200;
+/** Batch ids come from newBatchId (a local activity) rather than the workflow's uuid4. */
+const RANDOM_BATCH_IDS = 'shard-random-batch-ids';
 /** A batch end's signals go out in their own activity beside the next batch (runs from before it notify inside endShardBatch). */
 const NOTIFY_SEPARATELY = 'shard-notify-separately';
+
+/** Set by the resumeShard signal: an operator asks a halted shard to check its batch again. */
+interface Halt {
+  resume: boolean;
+}
 
 /** The ended batch whose payment workflows are being told, if any: one batch's at a time. */
 interface Notifying {
@@ -30,16 +41,20 @@ interface Notifying {
  */
 export async function settlementShardWorkflow(input: SettlementShardInput): Promise<void> {
   const { shard } = input;
-  const state: ShardState = { shard, inFlight: null, batchesSettled: input.batchesSettled ?? 0, paymentsSettled: input.paymentsSettled ?? 0 };
+  const state: ShardState = { shard, inFlight: null, halted: null, batchesSettled: input.batchesSettled ?? 0, paymentsSettled: input.paymentsSettled ?? 0 };
   setHandler(shardStateQuery, () => state);
+  const halt: Halt = { resume: false };
+  setHandler(resumeShardSignal, () => {
+    halt.resume = true;
+  });
   const { maxAttempts, shards } = await acts.batcherSettings();
   const notifying: Notifying = { done: undefined };
 
   for (let round = 0; round < ROUNDS_PER_RUN && !workflowInfo().continueAsNewSuggested; round++) {
-    const batchId = uuid4();
+    const batchId = patched(RANDOM_BATCH_IDS) ? await ids.newBatchId() : uuid4();
     const gathered = await gathering.gatherBatch({ shard, shards, batchId });
     if (gathered.paymentIds.length === 0) continue;
-    await settle({ shard, batchId, paymentIds: gathered.paymentIds, queues: gathered.queues }, maxAttempts, state, notifying);
+    await settle({ shard, batchId, paymentIds: gathered.paymentIds, queues: gathered.queues }, maxAttempts, state, notifying, halt);
   }
 
   await notifying.done;
@@ -71,8 +86,13 @@ async function end(batch: Batch, outcome: BatchOutcome, notifying: Notifying): P
   notifying.done = done;
 }
 
-/** Submits until confirmed (a dropped transaction is resent, a revert retried up to maxAttempts), then ends the batch. */
-async function settle(batch: Batch, maxAttempts: number, state: ShardState, notifying: Notifying): Promise<void> {
+/**
+ * Submits until confirmed (a dropped transaction is resent, a revert retried up to maxAttempts), then
+ * ends the batch. A batch that settled on chain with content other than its set halts the shard
+ * here, nothing ended and nothing further sent, until an operator's resumeShard signal has it
+ * checked again (docs/operations.md, "A shard halted").
+ */
+async function settle(batch: Batch, maxAttempts: number, state: ShardState, notifying: Notifying, halt: Halt): Promise<void> {
   const { batchId } = batch;
   try {
     for (let attempt = 1; ; attempt++) {
@@ -80,6 +100,14 @@ async function settle(batch: Batch, maxAttempts: number, state: ShardState, noti
       const sent = await batchStep.submitShardBatch(batch);
       if (sent.transaction) state.inFlight.transaction = sent.transaction;
       const outcome = await confirmation.confirmShardBatch({ ...batch, transaction: sent.transaction ?? null });
+      if (outcome.status === 'mismatch') {
+        log.error('shard halted: a batch settled on chain with content other than its set', { batchId, reason: outcome.reason });
+        state.halted = { batchId, reason: outcome.reason, transaction: outcome.transaction };
+        halt.resume = false;
+        await condition(() => halt.resume);
+        state.halted = null;
+        continue;
+      }
       if (outcome.status === 'confirmed') {
         const { transaction, blockNumber, confirmedAt } = outcome;
         await end(batch, { status: 'CONFIRMED', batchId, transaction, blockNumber, confirmedAt }, notifying);

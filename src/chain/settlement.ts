@@ -7,6 +7,7 @@ import {
   isAddress,
   parseEventLogs,
   type Hash,
+  type Hex,
   type Log,
   type TransactionReceipt,
 } from 'viem';
@@ -14,7 +15,7 @@ import { creditSettlementAbi, testUsdcAbi } from './abi.js';
 import type { ChainContext, ChainReadContext } from './context.js';
 import { ContractRevertedError } from './errors.js';
 import { bytes32ToUuid, uuidToBytes32 } from '@credit-facilitator/wire/ids';
-import type { SettlementEntry } from './merkle.js';
+import { entriesRoot, type SettlementEntry } from './merkle.js';
 import { readById } from './read-by-id.js';
 import { sendSettlementCall } from './send-settlement-call.js';
 
@@ -95,6 +96,24 @@ export async function submitSettleBatch(ctx: ChainContext, batchId: string, item
 
 export async function isBatchSettled(ctx: ChainReadContext, batchId: string): Promise<boolean> {
   return readById(ctx, 'batchSettled', batchId);
+}
+
+/** A settled batch's content on chain beside what these items would have put there: both entry roots (zero root on chain: not settled). */
+export interface SettledContent {
+  onChain: Hex;
+  expected: Hex;
+  matches: boolean;
+}
+
+/**
+ * Compares the root the contract stored for batchId (keccak of its entries: ids, borrowers,
+ * merchants, amounts, in order) with the root of `items`: equal roots mean the chain paid exactly
+ * these payments, each once, in this batch.
+ */
+export async function settledContentOf(ctx: ChainReadContext, batchId: string, items: readonly SettlementItem[]): Promise<SettledContent> {
+  const expected = entriesRoot(buildSettleBatchArgs(batchId, items)[1]);
+  const onChain = await readById(ctx, 'batchRoot', batchId);
+  return { onChain, expected, matches: onChain.toLowerCase() === expected.toLowerCase() };
 }
 
 export interface BatchSettlementLog {

@@ -119,10 +119,14 @@ export function settledPaymentState(o: PaymentOutcome, attempts = 1): PaymentSta
     : { status: 'FAILED', attempts, batchId: o.batchId, failureReason: o.failureReason, ...(o.transaction ? { transaction: o.transaction } : {}) };
 }
 
-/** A batch's recorded state as the state of each payment in it (a batch being retried is QUEUED again). */
+/**
+ * A batch's recorded state as the state of each payment in it (a batch being retried is QUEUED
+ * again; a HALTED one, whose settled content on chain differs from its set, stays SUBMITTED until
+ * an operator has looked: see docs/operations.md, "A shard halted").
+ */
 export interface BatchView {
   _id: string;
-  status: 'SUBMITTED' | 'CONFIRMED' | 'FAILED' | 'RETRYING';
+  status: 'SUBMITTED' | 'CONFIRMED' | 'FAILED' | 'RETRYING' | 'HALTED';
   transaction?: string;
   blockNumber?: string;
   confirmedAt?: Date;
@@ -134,6 +138,7 @@ export function paymentStateInBatch(b: BatchView): PaymentState {
     case 'RETRYING':
       return { status: 'QUEUED', attempts: 1 };
     case 'SUBMITTED':
+    case 'HALTED':
       return { status: 'SUBMITTED', attempts: 1, batchId: b._id, ...(b.transaction ? { transaction: b.transaction } : {}) };
     case 'CONFIRMED':
       return settledPaymentState({

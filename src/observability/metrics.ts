@@ -107,6 +107,18 @@ export function workerMetrics(registry: Registry) {
       labelNames: ['kind'],
       registers: [registry],
     }),
+    batchSetMismatches: new Counter({
+      name: 'x402_batch_set_mismatches_total',
+      help: "Shard steps refused because a batch's decided set differs from the payments its workflow holds, by shard",
+      labelNames: ['shard'],
+      registers: [registry],
+    }),
+    settlementHalts: new Counter({
+      name: 'x402_settlement_halts_total',
+      help: "Batches whose settled content on chain differs from their decided set: the shard stops at them, by shard",
+      labelNames: ['shard'],
+      registers: [registry],
+    }),
   };
 }
 export type WorkerMetrics = ReturnType<typeof workerMetrics>;

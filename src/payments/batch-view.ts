@@ -14,6 +14,7 @@ export interface BatchViewAnswer {
   blockNumber?: string;
   confirmedAt?: string;
   failureReason?: string;
+  haltReason?: string;
   /** This merchant's payments in the batch (a batch also carries other merchants', never shown). */
   payments: Receipt[];
   /** Their count and sum, base units. */
@@ -34,6 +35,7 @@ export async function batchView(deps: PaymentDeps, merchantId: string, batchId: 
     ...(batch.blockNumber ? { blockNumber: batch.blockNumber } : {}),
     ...(batch.confirmedAt ? { confirmedAt: batch.confirmedAt.toISOString() } : {}),
     ...(batch.failureReason ? { failureReason: batch.failureReason } : {}),
+    ...(batch.haltReason ? { haltReason: batch.haltReason } : {}),
     payments,
     count: payments.length,
     amount: payments.reduce((sum, p) => sum + BigInt(p.amount), 0n).toString(),

@@ -29,4 +29,6 @@ export interface SettlementDeps {
 export type ConfirmationResult =
   | { status: 'confirmed'; transaction: string; blockNumber: string; confirmedAt: string; gasUsed: string }
   | { status: 'reverted'; transaction: string }
-  | { status: 'dropped' };
+  | { status: 'dropped' }
+  /** Settled on chain with content other than the batch's set: the shard halts (workflows/settlement-shard.ts). */
+  | { status: 'mismatch'; transaction: string; reason: string };

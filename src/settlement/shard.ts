@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import { submitSettleBatch, type SettlementItem } from '../chain/settlement.js';
+import { settledContentOf, submitSettleBatch, type SettlementItem } from '../chain/settlement.js';
 import type { BatchOutcome } from '../domain/payment.js';
 import { batchClaimSize, gatherWaitMs } from '../domain/gather-wait.js';
 import { ledgerLineOf } from '../domain/payment-ledger.js';
@@ -7,7 +7,9 @@ import { closeHoldsOfBorrowers } from '../store/borrowers.js';
 import type { SettlementQueueDoc } from '../store/documents.js';
 import { recordLedgerLines } from '../store/payment-ledger.js';
 import { findByIds } from '../store/find-by-ids.js';
-import { announceBatch, type AnnouncedBoards, claimForBatch, enqueueEntryOnce, findClaim, isVoidClaim, queueEntryOf, queuesServedBy, readQueues, recordBatch, recordShardBacklog, removeFromQueues, sortForeignClaims } from '../store/settlement-queue.js';
+import { announceBatch, type AnnouncedBoards, claimForBatch, countQueued, enqueueEntryOnce, findClaim, isVoidClaim, queueEntryOf, queuesServedBy, readQueues, recordBatch, recordShardBacklog, releaseClaims, removeFromQueues } from '../store/settlement-queue.js';
+import { batchSetIds, decideBatchSet, findBatchSet } from '../store/batch-sets.js';
+import { sortForeignClaims } from './foreign-claims.js';
 import type { PaymentWorkflowInput } from '../temporal/definitions.js';
 import { DEFAULT_WEBHOOK_RETRY, emitWebhookEvents } from '../webhooks/emit.js';
 import type { AcceptedCaptures } from './accepted-captures.js';
@@ -66,17 +68,62 @@ export function createShardSettlement(deps: ShardDeps) {
   };
   const boards: AnnouncedBoards = new Map();
 
+  // Every step reports its shard's queue length (at most once a second per shard and process), so
+  // admission's backlog bound holds while a batch is submitted, confirmed or ended, not only while
+  // the shard gathers; a shard silent for 30 s with a queue counts as over it (readSettlementBoard).
+  const reportedAt = new Map<number, number>();
+  async function reportBacklog(shard: number, queues: readonly number[], entries?: number): Promise<void> {
+    const now = Date.now();
+    if (now - (reportedAt.get(shard) ?? 0) < BACKLOG_REPORT_MS) return;
+    reportedAt.set(shard, now);
+    const pending = entries ?? (await countQueued(c, queues));
+    deps.metrics?.settlementBacklog.set({ shard: String(shard) }, pending);
+    await recordShardBacklog(c, shard, pending);
+  }
+
+  /**
+   * The batch's decided set (store/batch-sets.ts), the only answer any step uses: the cache holds
+   * only what a set said. A batch gathered before sets existed gets one now, from the ids its
+   * workflow holds. A set that differs from those ids stops the step loudly: it never happens unless
+   * something else decided for the batch.
+   */
   async function batchItems(ref: ShardBatchRef): Promise<SettlementQueueDoc[]> {
     const cached = items.get(ref.batchId);
-    if (cached) return cached;
+    if (cached && sameIds(cached, ref.paymentIds)) return cached;
+    const set = (await findBatchSet(c, ref.batchId)) ?? (await decideBatchSet(c, ref.batchId, ref.shard, await legacyEntries(ref)));
+    if (!sameIds(set.entries, ref.paymentIds)) {
+      deps.metrics?.batchSetMismatches.inc({ shard: String(ref.shard) });
+      throw new Error(`batch ${ref.batchId}: its decided set (${set.entries.length} payments) differs from the ${ref.paymentIds.length} its workflow holds; nothing is sent or recorded for it`);
+    }
+    remember(ref.batchId, set.entries);
+    return set.entries;
+  }
+
+  /** A batch's entries as found before sets existed: its queues, or the payments once the entries left them. */
+  async function legacyEntries(ref: ShardBatchRef): Promise<SettlementQueueDoc[]> {
     const wanted = new Set(ref.paymentIds);
-    const found = (await readQueues(c, ref.queues)).filter((e) => wanted.has(e._id));
-    const have = new Set(found.map((e) => e._id));
-    const missing = ref.paymentIds.filter((id) => !have.has(id));
-    // Entries leave the queue only when their batch ended: a retried end finds the payments instead.
-    for (const d of await findByIds(c.payments, missing)) found.push(queueEntryOf(d));
-    remember(ref.batchId, found);
-    return found;
+    const found = new Map((await readQueues(c, ref.queues)).filter((e) => wanted.has(e._id)).map((e) => [e._id, e]));
+    const missing = ref.paymentIds.filter((id) => !found.has(id));
+    for (const d of await findByIds(c.payments, missing)) found.set(d._id, queueEntryOf(d));
+    if (found.size !== ref.paymentIds.length) throw new Error(`batch ${ref.batchId}: ${ref.paymentIds.length - found.size} of its payments are neither queued nor stored`);
+    return ref.paymentIds.map((id) => found.get(id)!);
+  }
+
+  /**
+   * Adopts the batch's decided set, deciding it with `claimed` when no attempt has: the claims this
+   * attempt holds that the set does not list are released at once (a stale attempt's), so their
+   * payments go in the next batch.
+   */
+  async function adoptSet(input: { shard: number; batchId: string }, claimed: readonly SettlementQueueDoc[], step: StepContext): Promise<SettlementQueueDoc[]> {
+    const set = await decideBatchSet(c, input.batchId, input.shard, claimed);
+    const listed = new Set(batchSetIds(set));
+    const extra = claimed.filter((e) => !listed.has(e._id)).map((e) => e._id);
+    if (extra.length > 0) {
+      await releaseClaims(c, input.batchId, extra);
+      step.log('gather attempt adopted the batch\'s decided set', { batchId: input.batchId, shard: input.shard, payments: set.entries.length, released: extra });
+    }
+    remember(input.batchId, set.entries);
+    return set.entries;
   }
 
   const emitDeps = { c, temporal: deps.temporal, taskQueue: deps.taskQueue, retry: deps.webhooks?.retry ?? DEFAULT_WEBHOOK_RETRY };
@@ -125,16 +172,17 @@ export function createShardSettlement(deps: ShardDeps) {
     async gatherBatch(input: { shard: number; shards: number; batchId: string }, step: StepContext, attempt = 1): Promise<{ paymentIds: string[]; queues: number[] }> {
       const s = deps.settings;
       const queues = await queuesServedBy(deps.store.db, input.shard, input.shards);
+      // A retry after an attempt decided the set (and died before returning) returns that set.
+      const decided = await findBatchSet(c, input.batchId);
+      if (decided) {
+        remember(input.batchId, decided.entries);
+        return { paymentIds: batchSetIds(decided), queues };
+      }
       const started = Date.now();
-      let reportedAt = 0;
       for (;;) {
         const entries = await readQueues(c, queues);
         const now = Date.now();
-        if (now - reportedAt >= BACKLOG_REPORT_MS) {
-          reportedAt = now;
-          deps.metrics?.settlementBacklog.set({ shard: String(input.shard) }, entries.length);
-          await recordShardBacklog(c, input.shard, entries.length);
-        }
+        await reportBacklog(input.shard, queues, entries.length);
         const ready = await deps.accepted.filter(c, entries);
         const oldest = ready[0];
         const size = batchClaimSize(ready.length, oldest && now - oldest.at.getTime(), s);
@@ -150,12 +198,16 @@ export function createShardSettlement(deps: ShardDeps) {
           await removeFromQueues(c, queues, [...foreign.voided, ...foreign.elsewhere]);
           if (foreign.released.length > 0) step.log('orphaned claims released', { batchId: input.batchId, shard: input.shard, paymentIds: foreign.released });
           if (taken.length > 0) {
-            step.log('batch claimed', { batchId: input.batchId, shard: input.shard, payments: taken.length, claimedElsewhere: foreign.elsewhere.length, attempt });
-            remember(input.batchId, taken);
-            return { paymentIds: taken.map((e) => e._id), queues };
+            const set = await adoptSet(input, taken, step);
+            step.log('batch claimed', { batchId: input.batchId, shard: input.shard, payments: set.length, claimedElsewhere: foreign.elsewhere.length, attempt });
+            return { paymentIds: set.map((e) => e._id), queues };
           }
         }
-        if (now - started >= IDLE_RETURN_MS && ready.length === 0) return { paymentIds: [], queues };
+        if (now - started >= IDLE_RETURN_MS && ready.length === 0) {
+          // Decided empty, so a stale attempt of this batch id can claim nothing for good.
+          const set = await adoptSet(input, [], step);
+          return { paymentIds: set.map((e) => e._id), queues };
+        }
         step.heartbeat();
         await step.sleep(gatherWaitMs({ nowMs: now, ready: ready.length, oldestAtMs: oldest?.at.getTime(), watchingSinceMs: started }, { maxPayments: s.maxPayments, maxWaitMs: s.maxWaitMs, pollMs: s.shardPollMs }));
       }
@@ -163,14 +215,9 @@ export function createShardSettlement(deps: ShardDeps) {
 
     /** Broadcasts the batch's settleBatch (a batch already settled on chain is not sent again). */
     async submitBatch(ref: ShardBatchRef, step?: Pick<StepContext, 'log'>): Promise<{ transaction?: string }> {
+      await reportBacklog(ref.shard, ref.queues);
       const entries = await batchItems(ref);
-      const settlementItems: SettlementItem[] = entries.map((e) => ({
-        paymentId: e._id,
-        borrowerId: e.borrowerId,
-        merchantId: e.merchantId,
-        payTo: e.payTo as `0x${string}`,
-        amount: BigInt(e.amount),
-      }));
+      const settlementItems = entries.map(settlementItemOf);
       const sent = await submitSettleBatch(deps.chain, ref.batchId, settlementItems);
       if (sent.kind !== 'sent') {
         await announceBatch(c, ref.shard, ref.batchId, boards); // sent by an earlier attempt: polls learn of it from the confirmation's record
@@ -183,12 +230,30 @@ export function createShardSettlement(deps: ShardDeps) {
       return { transaction: sent.txHash };
     },
 
-    /** Waits for the batch on chain and records what polls should say about it right away. */
+    /**
+     * Waits for the batch on chain and records what polls should say about it right away. A batch
+     * is CONFIRMED only when what settled on chain under its id is exactly its set (the contract's
+     * stored root of its entries): anything else halts the shard at it, recorded HALTED.
+     */
     async confirmBatch(ref: ShardBatchRef & { transaction: string | null }, step: Pick<StepContext, 'heartbeat' | 'log'>): Promise<ConfirmationResult> {
       const sent = { sentAt: Date.now(), payments: ref.paymentIds.length };
-      const r = await confirmOnChain(deps, ref.batchId, ref.transaction, { sent, pollMs: 250, onProgress: (p) => step.heartbeat(p) });
+      await reportBacklog(ref.shard, ref.queues);
+      const onProgress = (p: unknown) => {
+        step.heartbeat(p);
+        reportBacklog(ref.shard, ref.queues).catch(() => undefined); // best effort while waiting on the chain
+      };
+      const r = await confirmOnChain(deps, ref.batchId, ref.transaction, { sent, pollMs: 250, onProgress });
       const base = { _id: ref.batchId, shard: ref.shard, payments: ref.paymentIds.length, paymentIds: ref.paymentIds };
       if (r.status === 'confirmed') {
+        const content = await settledContentOf(deps.chain, ref.batchId, (await batchItems(ref)).map(settlementItemOf));
+        if (!content.matches) {
+          const reason = `batch ${ref.batchId} settled on chain (tx ${r.transaction}) with entries root ${content.onChain}, but its set of ${ref.paymentIds.length} payments has root ${content.expected}`;
+          deps.metrics?.settlementHalts.inc({ shard: String(ref.shard) });
+          step.log('SHARD HALTED: a batch settled on chain with content other than its set', { batchId: ref.batchId, shard: ref.shard, transaction: r.transaction, onChainRoot: content.onChain, setRoot: content.expected });
+          await recordBatch(c, { ...base, status: 'HALTED', transaction: r.transaction, haltReason: reason });
+          await announceBatch(c, ref.shard, ref.batchId, boards);
+          return { status: 'mismatch', transaction: r.transaction, reason };
+        }
         await recordBatch(c, { ...base, status: 'CONFIRMED', transaction: r.transaction, blockNumber: r.blockNumber, confirmedAt: new Date(r.confirmedAt) });
       } else if (!(await recordBatch(c, { ...base, status: 'RETRYING' }))) {
         step.log('stale step left the ended batch record alone', { batchId: ref.batchId, step: 'confirm', result: r.status });
@@ -206,6 +271,7 @@ export function createShardSettlement(deps: ShardDeps) {
      * retry after a crash anywhere repeats nothing twice.
      */
     async endBatch(ref: ShardBatchRef & { outcome: BatchOutcome; notify?: 'separately' }): Promise<void> {
+      await reportBacklog(ref.shard, ref.queues);
       const entries = await batchItems(ref);
       const o = ref.outcome;
       await timed('record', async () => {
@@ -246,6 +312,14 @@ export function createShardSettlement(deps: ShardDeps) {
   };
 }
 
+
+function settlementItemOf(e: SettlementQueueDoc): SettlementItem {
+  return { paymentId: e._id, borrowerId: e.borrowerId, merchantId: e.merchantId, payTo: e.payTo as `0x${string}`, amount: BigInt(e.amount) };
+}
+
+function sameIds(entries: readonly Pick<SettlementQueueDoc, '_id'>[], paymentIds: readonly string[]): boolean {
+  return entries.length === paymentIds.length && entries.every((e, i) => e._id === paymentIds[i]);
+}
 
 /** The holds (spend intent ids) each borrower of these entries closes. */
 export function holdsByBorrower(entries: readonly Pick<SettlementQueueDoc, 'borrowerId' | 'spendIntentId'>[]): Map<string, string[]> {

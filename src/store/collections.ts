@@ -18,6 +18,7 @@ import type {
   WalletDoc,
   SpendIntentFateDoc,
   SettlementClaimDoc,
+  BatchSetDoc,
   SettlementQueueDoc,
   BatchDoc,
   ShardStatusDoc,
@@ -47,6 +48,8 @@ export interface Collections {
   wallets: Collection<WalletDoc>;
   spendIntentFates: Collection<SpendIntentFateDoc>;
   settlementClaims: Collection<SettlementClaimDoc>;
+  /** Each batch's decided set of payments (BatchSetDoc). */
+  batchSets: Collection<BatchSetDoc>;
   locks: Collection<LockDoc>;
   batches: Collection<BatchDoc>;
   shardStatus: Collection<ShardStatusDoc>;
@@ -87,6 +90,7 @@ export function collections(source: Db | (() => Db)): Collections {
     wallets: db.collection<WalletDoc>('wallets'),
     spendIntentFates: db.collection<SpendIntentFateDoc>('spend_intent_fates'),
     settlementClaims: db.collection<SettlementClaimDoc>('settlement_claims'),
+    batchSets: db.collection<BatchSetDoc>('settlement_batch_sets'),
     locks: db.collection<LockDoc>('locks'),
     batches: db.collection<BatchDoc>('settlement_batches'),
     shardStatus: db.collection<ShardStatusDoc>('settlement_shards'),

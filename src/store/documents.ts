@@ -287,7 +287,21 @@ export interface SettlementQueueDoc {
   at: Date;
 }
 
-export type BatchStatus = 'SUBMITTED' | 'CONFIRMED' | 'FAILED' | 'RETRYING';
+/**
+ * The one set of payments a batch settles (_id = batchId), decided once: inserted by the first
+ * gather attempt that claims for the batch (an attempt that found nothing inserts it empty), and
+ * never changed. A later attempt adopts it, and every later step (submit, confirm, end, notify,
+ * the orphan rule) reads only it.
+ */
+export interface BatchSetDoc {
+  _id: string;
+  shard: number;
+  /** The payments' queue entries in the order they go on chain; empty when the gather found none. */
+  entries: SettlementQueueDoc[];
+  at: Date;
+}
+
+export type BatchStatus = 'SUBMITTED' | 'CONFIRMED' | 'FAILED' | 'RETRYING' | 'HALTED';
 
 /** A shard's batch as its workflow last saw it: what status polls read for every payment in it. */
 export interface BatchDoc {
@@ -301,6 +315,8 @@ export interface BatchDoc {
   blockNumber?: string;
   confirmedAt?: Date;
   failureReason?: string;
+  /** HALTED: why the shard stopped at this batch (its settled content on chain differs from its set). */
+  haltReason?: string;
   updatedAt: Date;
 }
 

@@ -79,6 +79,12 @@ export async function allQueues(db: Db): Promise<number[]> {
 }
 
 /** Every entry of the given queues, oldest first. Each queue holds only pending payments. */
+/** How many entries the given queues hold (what a shard reports as its backlog). */
+export async function countQueued(c: Collections, queues: readonly number[]): Promise<number> {
+  const counts = await Promise.all(queues.map((q) => c.settlementQueue(q).countDocuments({})));
+  return counts.reduce((a, b) => a + b, 0);
+}
+
 export async function readQueues(c: Collections, queues: readonly number[]): Promise<SettlementQueueDoc[]> {
   const all = await Promise.all(queues.map((q) => c.settlementQueue(q).find({}).toArray()));
   return all.flat().sort((a, b) => a.at.getTime() - b.at.getTime());
@@ -123,45 +129,13 @@ export function findClaims(c: Collections, paymentIds: readonly string[]): Promi
 /** Whether a batch's record lists this payment; a record older than paymentIds lists every payment claimed for it. */
 export const batchHolds = (batch: Pick<BatchDoc, 'paymentIds'>, paymentId: string): boolean => batch.paymentIds === undefined || batch.paymentIds.includes(paymentId);
 
-/** Payments a batch could not claim, by why (sortForeignClaims). */
-export interface ForeignClaims {
-  /** Claimed by a void. */
-  voided: string[];
-  /** Claimed by another batch whose record lists them: it settles them. */
-  elsewhere: string[];
-  /** Their claim named a batch that ended without them; the claim is gone, so a later batch takes them. */
-  released: string[];
-  /** Claimed by a batch that has not recorded its payments yet: left in the queue, looked at again. */
-  undecided: string[];
-}
-
 /**
- * Sorts the payments a batch found claimed by someone else. A claim whose batch ended without the
- * payment is an orphan: a gather attempt that Temporal gave up on (its heartbeat lost while the
- * server was down) runs on until its next heartbeat is refused, and may claim payments for its
- * batch id after the live attempt has returned a different set. Such a payment would otherwise be
- * dropped from its queue as another batch's and never settle. Its claim is deleted with a
- * compare-and-set on the orphaning batch, so the next batch claims it; the batch that ended never
- * sent it on chain, since a batch sends exactly the payments its record lists. A batch whose record
- * is not written yet (it may still be submitting, for as long as the chain is down) is waited for.
+ * Deletes these payments' claims where they still name `batchId` (a compare-and-set per claim, so
+ * a claim another batch made since stands), for the next batch to take them.
  */
-export async function sortForeignClaims(c: Collections, paymentIds: readonly string[]): Promise<ForeignClaims> {
-  const sorted: ForeignClaims = { voided: [], elsewhere: [], released: [], undecided: [] };
-  if (paymentIds.length === 0) return sorted;
-  const claims = new Map((await findClaims(c, paymentIds)).map((cl) => [cl._id, cl]));
-  const batchIds = [...new Set([...claims.values()].map((cl) => cl.batchId).filter((id) => !isVoidClaim(id)))];
-  const batches = new Map((await findBatches(c, batchIds)).map((b) => [b._id, b]));
-  for (const id of paymentIds) {
-    const claim = claims.get(id);
-    const batch = claim ? batches.get(claim.batchId) : undefined;
-    if (claim && isVoidClaim(claim.batchId)) sorted.voided.push(id);
-    else if (batch && batchHolds(batch, id)) sorted.elsewhere.push(id);
-    else if (claim && batch && isFinishedBatch(batch.status)) {
-      await c.settlementClaims.deleteOne({ _id: id, batchId: claim.batchId });
-      sorted.released.push(id);
-    } else sorted.undecided.push(id);
-  }
-  return sorted;
+export async function releaseClaims(c: Collections, batchId: string, paymentIds: readonly string[]): Promise<void> {
+  // Rare (a stale gather attempt's leftovers): one compare-and-set each, by _id.
+  for (const _id of paymentIds) await c.settlementClaims.deleteOne({ _id, batchId });
 }
 
 export function findBatch(c: Collections, batchId: string): Promise<BatchDoc | null> {
@@ -308,7 +282,11 @@ export interface SettlementBoard {
   refunds: ReadonlySet<string>;
   /** Every announcement made at or after this instant (by the announcer's clock) is on the board. */
   coversSinceMs: number;
-  /** The sum of the shards' last reported queue lengths, ignoring stale reports. */
+  /**
+   * The sum of the shards' last reported queue lengths; Infinity when a shard's last report is
+   * stale but said its queue was not empty (a shard stuck in a step, or no worker), which counts as
+   * over any limit. A stale report of an empty queue is an idle shard's.
+   */
   backlog: number;
 }
 
@@ -336,7 +314,10 @@ export async function readSettlementBoard(c: Collections, shards: number, now: D
     batchIds.push(...board.batchIds);
     for (const [id, v] of Object.entries(board.versions)) batchVersions.set(id, v);
     const report = byId.get(`shard-${i}`);
-    if (report && now.getTime() - report.at.getTime() <= backlogMaxAgeMs) backlog += report.pending ?? 0;
+    if (!report) continue;
+    const pending = report.pending ?? 0;
+    if (now.getTime() - report.at.getTime() <= backlogMaxAgeMs) backlog += pending;
+    else if (pending > 0) backlog = Number.POSITIVE_INFINITY;
   }
   const coversSinceMs = Math.floor(now.getTime() / MINUTE_MS) * MINUTE_MS - MINUTE_MS;
   return { batchIds, batchVersions, voids: listed('voids'), refunds: listed('refunds'), coversSinceMs, backlog };

@@ -83,10 +83,14 @@ export interface SettlementShardInput {
 export interface ShardState {
   shard: number;
   inFlight: { batchId: string; payments: number; attempt: number; transaction?: string } | null;
+  /** The batch the shard stopped at: it settled on chain with content other than its set (absent in runs before halts existed). */
+  halted?: { batchId: string; reason: string; transaction: string } | null;
   batchesSettled: number;
   paymentsSettled: number;
 }
 export const shardStateQuery = defineQuery<ShardState>('state');
+/** Has a halted shard check its batch against the chain again, once an operator has looked (docs/operations.md). */
+export const resumeShardSignal = defineSignal('resumeShard');
 
 export const enqueuePaymentSignal = defineSignal<[QueuedPayment]>('enqueuePayment');
 export const batcherStateQuery = defineQuery<BatcherState>('state');

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { newId } from '@credit-facilitator/wire/ids';
-import { claimForBatch, findClaims, recordBatch, sortForeignClaims, voidClaimId } from '../../src/store/settlement-queue.js';
+import { sortForeignClaims } from '../../src/settlement/foreign-claims.js';
+import { claimForBatch, findClaims, recordBatch, voidClaimId } from '../../src/store/settlement-queue.js';
 import { world, type World } from '../helpers/world.js';
 
 /**

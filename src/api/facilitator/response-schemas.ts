@@ -43,11 +43,12 @@ export const PaymentListSchema = z.object({
 
 export const BatchViewSchema = z.object({
   batchId: z.string(),
-  status: z.enum(['SUBMITTED', 'CONFIRMED', 'FAILED', 'RETRYING']),
+  status: z.enum(['SUBMITTED', 'CONFIRMED', 'FAILED', 'RETRYING', 'HALTED']).describe('HALTED: the batch settled on chain with content other than its recorded set; the shard stopped at it for an operator, and its payments read SUBMITTED'),
   transaction: z.string().optional(),
   blockNumber: z.string().optional(),
   confirmedAt: IsoTime.optional(),
   failureReason: z.string().optional(),
+  haltReason: z.string().optional(),
   payments: z.array(ReceiptSchema).describe("The caller's payments in the batch (never another merchant's)"),
   count: z.number().int(),
   amount: BaseUnits.describe("Sum of the caller's payments in the batch"),

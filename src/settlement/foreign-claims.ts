@@ -1,0 +1,57 @@
+import { batchSetIds, findBatchSets } from '../store/batch-sets.js';
+import type { Collections } from '../store/collections.js';
+import { batchHolds, findBatches, findClaims, isFinishedBatch, isVoidClaim, releaseClaims } from '../store/settlement-queue.js';
+
+/** Payments a batch could not claim, by why (sortForeignClaims). */
+export interface ForeignClaims {
+  /** Claimed by a void. */
+  voided: string[];
+  /** Claimed by another batch whose decided set lists them: it settles them. */
+  elsewhere: string[];
+  /** Their claim named a batch whose set does not list them (an orphan); the claim is gone, so a later batch takes them. */
+  released: string[];
+  /** Claimed by a batch whose set is not decided yet: left in the queue, looked at again. */
+  undecided: string[];
+}
+
+/**
+ * Sorts the payments a batch found claimed by someone else. A batch settles exactly its decided set
+ * (store/batch-sets.ts), so a claim that set does not list is an orphan at once: left by a gather
+ * attempt Temporal gave up on, which ran on after the live attempt decided the set, or died between
+ * its claims and the set. Its claim is deleted with a compare-and-set on the orphaning batch, so the
+ * next batch claims it. A batch gathered before sets existed has none: its record's list decides
+ * once the batch has ended. A batch whose set is not decided yet (its first attempt between claim
+ * and set) is waited for.
+ */
+export async function sortForeignClaims(c: Collections, paymentIds: readonly string[]): Promise<ForeignClaims> {
+  const sorted: ForeignClaims = { voided: [], elsewhere: [], released: [], undecided: [] };
+  if (paymentIds.length === 0) return sorted;
+  const claims = new Map((await findClaims(c, paymentIds)).map((cl) => [cl._id, cl]));
+  const batchIds = [...new Set([...claims.values()].map((cl) => cl.batchId).filter((id) => !isVoidClaim(id)))];
+  const sets = new Map((await findBatchSets(c, batchIds)).map((s) => [s._id, new Set(batchSetIds(s))]));
+  const unset = batchIds.filter((id) => !sets.has(id));
+  const records = new Map((await findBatches(c, unset)).map((b) => [b._id, b]));
+  const orphans = new Map<string, string[]>();
+  for (const id of paymentIds) {
+    const claim = claims.get(id);
+    if (!claim) {
+      sorted.undecided.push(id);
+      continue;
+    }
+    if (isVoidClaim(claim.batchId)) {
+      sorted.voided.push(id);
+      continue;
+    }
+    const set = sets.get(claim.batchId);
+    const record = records.get(claim.batchId);
+    const listed = set ? set.has(id) : record !== undefined && batchHolds(record, id);
+    const orphaned = set ? !listed : record !== undefined && !listed && isFinishedBatch(record.status);
+    if (listed) sorted.elsewhere.push(id);
+    else if (orphaned) {
+      orphans.set(claim.batchId, [...(orphans.get(claim.batchId) ?? []), id]);
+      sorted.released.push(id);
+    } else sorted.undecided.push(id);
+  }
+  for (const [batchId, ids] of orphans) await releaseClaims(c, batchId, ids);
+  return sorted;
+}
