@@ -1,4 +1,3 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context, Next } from 'koa';
 import { ApiError } from '../domain/errors.js';
 import type { ApiMetrics } from '../observability/metrics.js';
@@ -21,6 +20,12 @@ export interface AdmissionLimits {
   overloadQueueMs?: number;
   /** Milliseconds of the best recent throughput the in-flight limit always allows (Little's law); default targetLatencyMs. */
   throughputAllowanceMs?: number;
+  /**
+   * The share of the in-flight limit in force that one merchant's captures may hold, in flight and
+   * waiting together (at least one slot); past it that merchant's captures are shed at once, others'
+   * not. 1 (the default here) caps nothing; the API passes CAPTURE_MERCHANT_SHARE.
+   */
+  merchantShare?: number;
   /** Accepted payments waiting for settlement across all shards. */
   maxBacklog: number;
   shards: number;
@@ -55,6 +60,19 @@ export function shrinkFactor(p90Ms: number, targetMs: number): number {
   return Math.max(0.5, Math.min(0.75, targetMs / p90Ms));
 }
 
+/** Refusals this admission answered for overload (counted in x402_captures_shed_total, not as capture outcomes). */
+const SHED = new WeakSet<ApiError>();
+
+/** True for a refusal CaptureAdmission shed (the route's outcome counter leaves it to x402_captures_shed_total). */
+export function isShedRefusal(err: unknown): boolean {
+  return err instanceof ApiError && SHED.has(err);
+}
+
+type ShedCause = 'in_flight' | 'backlog' | 'merchant_share';
+
+/** The merchant a capture is admitted for: the route's authentication put it in ctx.state. */
+const merchantIdOf = (ctx: Context): string | undefined => (ctx.state as { merchant?: { merchantId?: string } } | undefined)?.merchant?.merchantId;
+
 interface Waiter {
   admit(): void;
   timer: ReturnType<typeof setTimeout>;
@@ -80,6 +98,12 @@ interface Waiter {
  * within seconds once the load is normal, used or not. The backlog is what the settlement shards
  * last reported (read in the background at most once a second, never on the request's path, from
  * the shards' board that status polls read too: one store command serves both).
+ *
+ * A capture takes its slot in the route, after its merchant is authenticated and its whole body was
+ * read (issue 42): a slow or never-finished body costs a connection, never a slot. One merchant's
+ * captures hold at most merchantShare of the limit in force, in flight and waiting together, so one
+ * key (or a few) cannot take every slot. In front of the app, earlyRefusal() only refuses, cheaply
+ * and without taking anything, a capture that would find no slot anyway.
  */
 export class CaptureAdmission {
   private inFlight = 0;
@@ -87,8 +111,8 @@ export class CaptureAdmission {
   private peak = 0;
   private queuedThisWindow = 0;
   private readonly waiters: Waiter[] = [];
-  /** The slot's release of each request admitRequest() admitted, until its route's middleware takes it. */
-  private readonly admittedEarly = new WeakMap<IncomingMessage, () => void>();
+  /** Each merchant's captures in flight or waiting for a slot (merchants with none are absent). */
+  private readonly heldByMerchant = new Map<string, number>();
   /** Until when new waiters get the overload wait (a capture found no slot in time shortly before). */
   private overloadedUntil = 0;
   private latencies: number[] = [];
@@ -116,65 +140,103 @@ export class CaptureAdmission {
     return this.limit;
   }
 
+  /** Captures holding a slot now (x402_captures_in_flight). */
+  get inFlightCount(): number {
+    return this.inFlight;
+  }
+
+  /** The most captures one merchant may hold, in flight and waiting together, under the limit in force. */
+  get merchantLimit(): number {
+    const share = this.limits.merchantShare ?? 1;
+    return share >= 1 ? Infinity : Math.max(1, Math.ceil(this.limit * share));
+  }
+
+  /** One merchant's captures in flight or waiting now. */
+  heldBy(merchantId: string): number {
+    return this.heldByMerchant.get(merchantId) ?? 0;
+  }
+
   /**
-   * A slot for one capture: resolves with its release once the capture may run (at once, or after
-   * waiting in order for a freed slot), or rejects with the 503 it gets instead (counted as shed).
-   * Past the backlog limit, or with no free slot and no room or time to wait, it rejects before
-   * any await. Release once, when the capture has its answer (later calls do nothing).
+   * A slot for one capture (of `merchantId`, when known: its share is enforced): resolves with its
+   * release once the capture may run (at once, or after waiting in order for a freed slot), or
+   * rejects with the 503 it gets instead (counted as shed). Past the backlog limit, past the
+   * merchant's share, or with no free slot and no room or time to wait, it rejects before any
+   * await. Release once, when the capture has its answer (later calls do nothing).
    */
-  async acquire(): Promise<() => void> {
+  async acquire(merchantId?: string): Promise<() => void> {
     this.refreshBacklog();
     this.adjust();
-    if (this.backlog > this.limits.maxBacklog) throw this.shed('backlog', 2);
-    if (this.inFlight < this.limit && this.waiters.length === 0) this.inFlight++;
-    else await this.waitForSlot();
+    if (this.backlog > this.limits.maxBacklog) throw this.shed('backlog', ApiError.unavailable(2));
+    const unhold = merchantId === undefined ? undefined : this.hold(merchantId);
+    try {
+      if (this.inFlight < this.limit && this.waiters.length === 0) this.inFlight++;
+      else await this.waitForSlot();
+    } catch (err) {
+      unhold?.();
+      throw err;
+    }
     this.peak = Math.max(this.peak, this.inFlight);
+    this.metrics?.capturesInFlight.set(this.inFlight);
     const started = this.nowMs();
     let released = false;
     return () => {
       if (released) return;
       released = true;
       this.inFlight--;
+      unhold?.();
       this.latencies.push(this.nowMs() - started);
       this.admitWaiters();
+      this.metrics?.capturesInFlight.set(this.inFlight);
     };
   }
 
   /**
-   * Admits the capture `req` carries before the app sees it (src/api/early-shed.ts). The route's
-   * middleware runs it in that slot and releases it when its handler ends, as for a capture it
-   * admitted itself, so the latency the limit follows means the same either way (released at the
-   * answer's `finish` instead, it also counted the event loop's lag after the handler; the overload
-   * settled less in four runs of four, docs/scaling.md). The answer's `finish` or `close` releases
-   * it should the route never run. Rejects with the refusal, as acquire() does; resolves false when the client
-   * went away while it waited (its slot is free again and the capture must not run).
+   * The refusal for a capture that has just arrived, before the app reads it (src/api/early-shed.ts),
+   * or null to let it on to authentication, its body and the route's admission. It takes nothing: a
+   * capture is refused here only when the route would refuse it too, past the backlog limit, or with
+   * every slot taken while no capture may wait (no queue time, the queue full) or the process is
+   * shedding (a capture found no slot in time within the last second: under a standing overload a
+   * freed slot goes to a capture already waiting, so a newcomer would only be refused later, at more
+   * CPU). With a slot free, or a burst's queue still open, it is left to the route.
    */
-  async admitRequest(req: IncomingMessage, res: ServerResponse): Promise<boolean> {
-    let release: (() => void) | undefined;
-    let ended = false;
-    const end = () => {
-      ended = true;
-      release?.();
-    };
-    res.once('finish', end);
-    res.once('close', end);
-    release = await this.acquire();
-    if (ended) release(); // the client left while it waited: nothing ran, nothing to answer
-    else this.admittedEarly.set(req, release);
-    return !ended;
+  earlyRefusal(): ApiError | null {
+    this.refreshBacklog();
+    this.adjust();
+    if (this.backlog > this.limits.maxBacklog) return this.shed('backlog', ApiError.unavailable(2));
+    if (this.inFlight < this.limit) return null;
+    const shedding = this.nowMs() < this.overloadedUntil;
+    if (shedding || this.queueWaitMs() <= 0 || this.waiters.length >= this.limit) return this.shed('in_flight', ApiError.unavailable(1));
+    return null;
   }
 
-  /** Route middleware: runs the capture in a slot, the one admitRequest() took or its own. */
-  middleware() {
+  /**
+   * Route middleware: runs the capture in a slot. Mount it after the merchant's authentication and
+   * after the whole body was read, so neither a slow client nor an unauthenticated one holds a slot.
+   */
+  middleware(merchantOf: (ctx: Context) => string | undefined = merchantIdOf) {
     return async (ctx: Context, next: Next) => {
-      const early = ctx.req ? this.admittedEarly.get(ctx.req) : undefined;
-      if (early) this.admittedEarly.delete(ctx.req);
-      const release = early ?? (await this.acquire());
+      const release = await this.acquire(merchantOf(ctx));
       try {
         await next();
       } finally {
         release();
       }
+    };
+  }
+
+  /** Counts a capture against its merchant's share, or sheds it when the share is taken; returns the uncount. */
+  private hold(merchantId: string): () => void {
+    const held = this.heldBy(merchantId);
+    const cap = this.merchantLimit;
+    if (held >= cap) throw this.shed('merchant_share', ApiError.merchantCapturesBusy(cap, 1));
+    this.heldByMerchant.set(merchantId, held + 1);
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      const left = this.heldBy(merchantId) - 1;
+      if (left > 0) this.heldByMerchant.set(merchantId, left);
+      else this.heldByMerchant.delete(merchantId);
     };
   }
 
@@ -204,7 +266,7 @@ export class CaptureAdmission {
 
   private shedForSlot(): ApiError {
     this.overloadedUntil = this.nowMs() + OVERLOAD_MEMORY_MS;
-    return this.shed('in_flight', 1);
+    return this.shed('in_flight', ApiError.unavailable(1));
   }
 
   /** Hands freed slots to waiting captures, oldest first; the slot is counted before the waiter runs, so no newcomer takes it. */
@@ -237,9 +299,10 @@ export class CaptureAdmission {
     this.queuedThisWindow = 0;
   }
 
-  private shed(cause: 'in_flight' | 'backlog', retryAfterSeconds: number): ApiError {
+  private shed(cause: ShedCause, refusal: ApiError): ApiError {
     this.metrics?.capturesShed.inc({ cause });
-    return ApiError.unavailable(retryAfterSeconds);
+    SHED.add(refusal);
+    return refusal;
   }
 
   private refreshBacklog(): void {

@@ -1,5 +1,5 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import { ApiError } from '../domain/errors.js';
+import type { ApiError } from '../domain/errors.js';
 import { COMMON_RESPONSE_HEADERS, newRequestId } from '../http/request-id.js';
 import { FACILITATOR_PREFIX } from '../http/mount-points.js';
 import { recordRequest } from '../http/observe-requests.js';
@@ -12,31 +12,22 @@ import type { CaptureAdmission } from './capture-admission.js';
 export const CAPTURE_ROUTE = `${FACILITATOR_PREFIX}/capture`;
 
 /**
- * Capture admission in front of the app: a capture waits for its slot here, and one that is shed
- * is answered here, before Koa sees it, with the same 503 UNAVAILABLE, Retry-After, error body,
- * request id, headers (Server-Timing when on), access log line and metrics as a refusal inside
- * Koa's chain. A refusal costs the API about 0.09 ms of CPU this way instead of 0.2-0.24 (a
- * throwaway load of 800 refusals/s, docs/scaling.md). Under a 4x overload most captures are
- * refused, and the API competes for the same two cores as the captures it admits, so every
- * refusal's cost is taken from them. An admitted capture goes to `next` in its slot (the route's
- * admission middleware lets it through); anything else goes to `next` untouched.
+ * The cheap refusal of captures in front of the app: a capture that admission would refuse anyway
+ * (CaptureAdmission.earlyRefusal: past the backlog limit, or every slot taken while none may wait or
+ * the process is shedding) is answered here, before Koa sees it, with the same 503 UNAVAILABLE,
+ * Retry-After, error body, request id, headers (Server-Timing when on), access log line and metrics
+ * as a refusal inside Koa's chain. A refusal costs the API about 0.09 ms of CPU this way instead of
+ * 0.2-0.24 (a throwaway load of 800 refusals/s, docs/scaling.md); under a 4x overload most captures
+ * are refused, on the same two cores as the captures admitted. Nothing is taken here: every other
+ * capture goes to `next`, where the route takes its slot only once its merchant is authenticated and
+ * its whole body read (a slow body must hold a connection, never a slot). Other requests go to
+ * `next` untouched.
  */
 export function shedCapturesEarly(next: RequestListener, admission: CaptureAdmission, o: EarlyShedOptions): RequestListener {
   return (req, res) => {
-    if (!isCapture(req)) return next(req, res);
-    admission
-      .admitRequest(req, res)
-      .then(
-        (admitted) => {
-          if (admitted) next(req, res);
-        },
-        (err: unknown) => answerRefusal(req, res, err instanceof ApiError ? err : ApiError.unavailable(1), o),
-      )
-      .catch((err: unknown) => {
-        // Never an unhandled rejection (it would end the process): close this one connection.
-        o.logger.error('capture admission failed', { error: err });
-        res.destroy();
-      });
+    const refusal = isCapture(req) ? admission.earlyRefusal() : null;
+    if (refusal) answerRefusal(req, res, refusal, o);
+    else next(req, res);
   };
 }
 

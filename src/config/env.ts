@@ -116,6 +116,8 @@ export const EnvSchema = z.object({
   SETTLEMENT_MAX_BACKLOG: intFromEnv(3000, 1),
   /** Captures one API process works on at once; more wait for a slot up to CAPTURE_MAX_QUEUE_MS, then are shed. */
   CAPTURE_MAX_IN_FLIGHT: intFromEnv(64, 1),
+  /** The share of the in-flight limit one merchant's captures may hold (in flight and waiting, at least 1 slot); past it that merchant's captures are shed (503). 1: no per-merchant cap. */
+  CAPTURE_MERCHANT_SHARE: z.coerce.number().gt(0).max(1).default(0.25),
   /** How long a capture may wait for an in-flight slot before it is shed (503); 0 sheds at once. */
   CAPTURE_MAX_QUEUE_MS: intFromEnv(250, 0),
   /** The wait for a slot while the process is shedding (a capture found no slot in time within the last second); at most CAPTURE_MAX_QUEUE_MS. */

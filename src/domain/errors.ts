@@ -222,6 +222,16 @@ export class ApiError extends Error {
     });
   }
 
+  /** A capture shed because its merchant's captures already hold their share of this process's capture slots. */
+  static merchantCapturesBusy(limit: number, retryAfterSeconds = 1): ApiError {
+    const s = retryAfter(retryAfterSeconds);
+    return new ApiError(
+      'UNAVAILABLE',
+      `This merchant already has ${limit} captures in progress here, its share of the capacity; other merchants' captures go on. Retry after ${s} seconds.`,
+      { extra: { merchantInFlightLimit: limit }, headers: { 'Retry-After': s } },
+    );
+  }
+
   static internal(): ApiError {
     return new ApiError('INTERNAL', 'An internal error occurred. Retry later; quote the requestId if it persists.');
   }

@@ -53,7 +53,7 @@ async function main() {
   const board = new SettlementBoardReader(store.c, env.SETTLEMENT_SHARDS);
   const captureAdmission = new CaptureAdmission(
     store.c,
-    { maxInFlight: env.CAPTURE_MAX_IN_FLIGHT, maxQueueMs: env.CAPTURE_MAX_QUEUE_MS, overloadQueueMs: env.CAPTURE_OVERLOAD_QUEUE_MS, ...(env.CAPTURE_THROUGHPUT_ALLOWANCE_MS === undefined ? {} : { throughputAllowanceMs: env.CAPTURE_THROUGHPUT_ALLOWANCE_MS }), targetLatencyMs: env.CAPTURE_TARGET_LATENCY_MS, maxBacklog: env.SETTLEMENT_MAX_BACKLOG, shards: env.SETTLEMENT_SHARDS },
+    { maxInFlight: env.CAPTURE_MAX_IN_FLIGHT, merchantShare: env.CAPTURE_MERCHANT_SHARE, maxQueueMs: env.CAPTURE_MAX_QUEUE_MS, overloadQueueMs: env.CAPTURE_OVERLOAD_QUEUE_MS, ...(env.CAPTURE_THROUGHPUT_ALLOWANCE_MS === undefined ? {} : { throughputAllowanceMs: env.CAPTURE_THROUGHPUT_ALLOWANCE_MS }), targetLatencyMs: env.CAPTURE_TARGET_LATENCY_MS, maxBacklog: env.SETTLEMENT_MAX_BACKLOG, shards: env.SETTLEMENT_SHARDS },
     metrics.api,
     Date.now,
     board,

@@ -33,6 +33,10 @@ for (const [net, prefix] of [
   ['2001::', 32], // Teredo (RFC 4380): server and (obfuscated) client IPv4 inside
 ] as const) IPV4_EMBEDDING.addSubnet(net, prefix, 'ipv6');
 
+/** :: and ::1 sit inside the IPv4-compatible ::/96 but are IPv6's own unspecified and loopback addresses. */
+const UNSPECIFIED_OR_LOOPBACK_V6 = new BlockList();
+UNSPECIFIED_OR_LOOPBACK_V6.addSubnet('::', 127, 'ipv6');
+
 const LOOPBACK = new BlockList();
 LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
 LOOPBACK.addAddress('::1', 'ipv6');
@@ -45,10 +49,19 @@ function family(ip: string): 'ipv4' | 'ipv6' | null {
 /** True only for an IP address outside every special-use range (so not for a host name). */
 export function isPublicAddress(ip: string): boolean {
   const f = family(ip);
-  return f !== null && !SPECIAL_USE.check(ip, f) && !(f === 'ipv6' && IPV4_EMBEDDING.check(ip, 'ipv6'));
+  return f !== null && !SPECIAL_USE.check(ip, f) && !embedsIpv4(ip);
 }
 
+/**
+ * True for an IPv6 address in a prefix that carries an IPv4 address (mapped, compatible, translated,
+ * NAT64, 6to4, Teredo), whatever that address is.
+ */
+export function embedsIpv4(ip: string): boolean {
+  return family(ip) === 'ipv6' && IPV4_EMBEDDING.check(ip, 'ipv6') && !UNSPECIFIED_OR_LOOPBACK_V6.check(ip, 'ipv6');
+}
+
+/** 127.0.0.0/8 and ::1 only: BlockList would also match 127.x in a mapped form ([::ffff:7f00:1]), which no allowance covers. */
 export function isLoopbackAddress(ip: string): boolean {
   const f = family(ip);
-  return f !== null && LOOPBACK.check(ip, f);
+  return f !== null && !embedsIpv4(ip) && LOOPBACK.check(ip, f);
 }

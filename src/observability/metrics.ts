@@ -52,8 +52,13 @@ export function apiMetrics(registry: Registry) {
     }),
     capturesShed: new Counter({
       name: 'x402_captures_shed_total',
-      help: 'Captures answered 503 before any work because of overload, by cause (in_flight, backlog)',
+      help: 'Captures answered 503 before any work because of overload, by cause (in_flight, backlog, merchant_share)',
       labelNames: ['cause'],
+      registers: [registry],
+    }),
+    capturesInFlight: new Gauge({
+      name: 'x402_captures_in_flight',
+      help: 'Captures holding an admission slot (authenticated, body read) in this process',
       registers: [registry],
     }),
     mcpToolCalls: new Counter({

@@ -2,7 +2,7 @@ import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import type { Env } from '../config/env.js';
 import type { AddressCheck } from '../net/pinned-request.js';
-import { isLoopbackAddress, isPublicAddress } from '../net/special-use-address.js';
+import { embedsIpv4, isLoopbackAddress, isPublicAddress } from '../net/special-use-address.js';
 
 /** Where webhook endpoints may point. Production: https to public addresses only. */
 export interface WebhookDestinationPolicy {
@@ -17,6 +17,15 @@ export const PUBLIC_ONLY: WebhookDestinationPolicy = { allowPrivate: false, allo
 /** Loopback receivers only on a development stack (NODE_ENV=development with DEV_TOOLS=true), never in production or test mode. */
 export function webhookDestinationPolicy(env: Pick<Env, 'NODE_ENV' | 'DEV_TOOLS' | 'WEBHOOK_ALLOW_PRIVATE'>): WebhookDestinationPolicy {
   return { allowPrivate: env.WEBHOOK_ALLOW_PRIVATE, allowLoopback: env.NODE_ENV === 'development' && env.DEV_TOOLS };
+}
+
+export const IPV4_EMBEDDING_PROBLEM =
+  'must not be an IPv6 address that embeds an IPv4 address (IPv4-mapped, compatible, translated, NAT64, 6to4, Teredo); write the IPv4 address or a host name';
+
+/** The IP literal of a URL's host ([::1] is ::1), or null for a host name. */
+function ipLiteral(url: URL): string | null {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  return isIP(host) ? host : null;
 }
 
 /** Why an endpoint URL is refused, or null. */
@@ -35,13 +44,16 @@ export function endpointUrlProblem(raw: string, policy: WebhookDestinationPolicy
   if (url.username || url.password) return 'must not carry credentials';
   if (url.hash) return 'must not have a fragment';
   if (raw.length > 2048) return 'longer than 2048 characters';
+  // In every mode, the dev loopback allowance and WEBHOOK_ALLOW_PRIVATE included (docs/api.md).
+  const literal = ipLiteral(url);
+  if (literal !== null && embedsIpv4(literal)) return IPV4_EMBEDDING_PROBLEM;
   return null;
 }
 
-/** The addresses a delivery to `url` may connect to: an http endpoint only ever reaches loopback. */
+/** The addresses a delivery to `url` may connect to: an http endpoint only ever reaches loopback; none embeds an IPv4 address. */
 export function allowedAddresses(url: URL, policy: WebhookDestinationPolicy): AddressCheck {
   if (url.protocol === 'http:') return (ip) => policy.allowLoopback && isLoopbackAddress(ip);
-  if (policy.allowPrivate) return () => true;
+  if (policy.allowPrivate) return (ip) => !embedsIpv4(ip);
   return (ip) => isPublicAddress(ip) || (policy.allowLoopback && isLoopbackAddress(ip));
 }
 

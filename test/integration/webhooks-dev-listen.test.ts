@@ -51,7 +51,7 @@ describe('webhooks in development mode: a loopback receiver from the admin CLI g
     const secret = registered.json.secret as string;
 
     // Still refused in development mode: private addresses, and http to anything but loopback.
-    for (const bad of ['https://10.1.2.3/h', 'http://10.1.2.3/h', 'http://[::ffff:0:127.0.0.1]/h', 'https://[::127.0.0.1]/h']) {
+    for (const bad of ['https://10.1.2.3/h', 'http://10.1.2.3/h', 'http://[::ffff:0:127.0.0.1]/h', 'https://[::127.0.0.1]/h', `http://[::ffff:127.0.0.1]:${port}/h`]) {
       const res = await call(w, 'POST', '/facilitator/webhook-endpoints', { token: m.apiKey, body: { url: bad } });
       assert.equal(res.status, 400, `${bad}: ${JSON.stringify(res.json)}`);
       assert.equal(res.json.error.code, 'INVALID_REQUEST');

@@ -26,6 +26,8 @@ export async function testSource(dir: string, overrides: Record<string, string> 
     CAPTURE_TARGET_LATENCY_MS: '10000',
     // And a hundred at once all find a slot (past the default 64 the rest wait 250 ms at most).
     CAPTURE_MAX_IN_FLIGHT: '128',
+    // Those hundred come from one merchant: no per-merchant share (capture-slow-body tests it).
+    CAPTURE_MERCHANT_SHARE: '1',
     // Tests that snapshot workflow states right after a poll saw CONFIRMED want each batch's
     // workflow signals at once; the spread itself is unit-tested (notify-pace) and benched.
     SETTLEMENT_NOTIFY_SPREAD_MS: '0',

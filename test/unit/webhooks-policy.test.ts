@@ -21,10 +21,13 @@ describe('webhooks: URL policy, event ids and signatures', function () {
   });
 
   it('refuses loopback, private, link-local and mapped addresses unless allowed', async function () {
-    for (const url of ['https://127.0.0.1/x', 'https://10.1.2.3/x', 'https://192.168.0.1/x', 'https://172.20.0.1/x', 'https://169.254.169.254/latest', 'https://[::1]/x', 'https://[::ffff:127.0.0.1]/x', 'https://[fd00::1]/x']) {
+    for (const url of ['https://127.0.0.1/x', 'https://10.1.2.3/x', 'https://192.168.0.1/x', 'https://172.20.0.1/x', 'https://169.254.169.254/latest', 'https://[::1]/x', 'https://[fd00::1]/x']) {
       await assert.rejects(assertAllowedDestination(url, PUBLIC_ONLY), /private or loopback/, url);
       await assertAllowedDestination(url, { allowPrivate: true, allowLoopback: false });
     }
+    // A mapped address is refused even where private ones are allowed (test/unit/webhooks-embedded-ipv4.test.ts).
+    await assert.rejects(assertAllowedDestination('https://[::ffff:127.0.0.1]/x', PUBLIC_ONLY), /private or loopback/);
+    await assert.rejects(assertAllowedDestination('https://[::ffff:127.0.0.1]/x', { allowPrivate: true, allowLoopback: false }), /private or loopback/);
     await assertAllowedDestination('https://8.8.8.8/x', PUBLIC_ONLY);
   });
 

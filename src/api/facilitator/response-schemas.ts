@@ -112,6 +112,7 @@ export const ErrorBodySchema = z.object({
       paymentStatus: z.string().optional().describe('PAYMENT_NOT_VOIDABLE, PAYMENT_NOT_CONFIRMED: the status that prevents it'),
       refundable: BaseUnits.optional().describe('REFUND_EXCEEDS_PAYMENT: what is left to refund'),
       refundId: z.string().optional().describe('REFUND_AUTHORIZATION_USED: the refund that holds the authorization'),
+      merchantInFlightLimit: z.number().int().optional().describe("UNAVAILABLE: the merchant's captures already hold this many of the process's capture slots, their share"),
     })
     .describe('The one error shape of every non-2xx answer'),
 });

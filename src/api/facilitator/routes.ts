@@ -33,6 +33,7 @@ import {
 } from './schemas.js';
 import { supportedBody } from './supported.js';
 import { errorCodeLabel, invalidReasonLabel } from '../../observability/labels.js';
+import { isShedRefusal } from '../capture-admission.js';
 
 /** The list query as the service takes it; `gt` and `lte` become the equivalent millisecond bounds. */
 function listQuery(raw: unknown): PaymentListQuery {
@@ -83,7 +84,7 @@ function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
   return parsed.data;
 }
 
-/** Capture outcomes for /metrics: queued, replayed, or the error code (and the invalidReason of a rejection). */
+/** Capture outcomes for /metrics: queued, replayed, or the error code (and the invalidReason of a rejection); a shed capture counts in x402_captures_shed_total only. */
 function countCaptures(deps: ApiDeps) {
   return async (ctx: Context, next: Next) => {
     const m = deps.metrics?.api;
@@ -91,6 +92,7 @@ function countCaptures(deps: ApiDeps) {
       await next();
       m?.captures.inc({ outcome: (ctx.body as { replayed?: boolean } | undefined)?.replayed ? 'replayed' : 'queued' });
     } catch (err) {
+      if (isShedRefusal(err)) throw err;
       const code = err instanceof ApiError ? err.code : 'INTERNAL';
       m?.captures.inc({ outcome: errorCodeLabel(code) });
       const reason = err instanceof ApiError ? err.extra?.invalidReason : undefined;
@@ -98,6 +100,13 @@ function countCaptures(deps: ApiDeps) {
       throw err;
     }
   };
+}
+
+/** Reads the whole JSON body into ctx.state.body before capture admission: a slow body holds a connection, never a capture slot. */
+async function readBodyBeforeAdmission(ctx: Context, next: Next): Promise<void> {
+  ctx.state.body = await readJsonBody(ctx);
+  phaseTimerOf(ctx)?.mark('body');
+  await next();
 }
 
 export function facilitatorRouter(deps: ApiDeps): Router {
@@ -128,16 +137,23 @@ export function facilitatorRouter(deps: ApiDeps): Router {
   );
 
   const admission = deps.captureAdmission?.middleware() ?? ((_ctx: Context, next: Next) => next());
+  const markAdmitted = (ctx: Context, next: Next) => {
+    phaseTimerOf(ctx)?.mark('admission');
+    return next();
+  };
+  // The slot is taken only once the merchant is known (its share) and the body is in (issue 42).
   router.post(
     '/capture',
     serverTiming(env.SERVER_TIMING),
-    admission,
     requireMerchant(deps, PERMISSIONS.settleCreate),
     countCaptures(deps),
+    readBodyBeforeAdmission,
+    admission,
+    markAdmitted,
     writeLimit,
     async (ctx) => {
       const headerKey = ctx.get('idempotency-key') ? idempotencyKeyOf(ctx) : undefined;
-      const body = parseBody(CaptureBodySchema, await readJsonBody(ctx));
+      const body = parseBody(CaptureBodySchema, ctx.state.body);
       const idempotencyKey = headerKey ?? keyOfPayload(body.paymentPayload);
       const result = await capturePayment(deps, {
         merchantId: merchantOf(ctx).merchantId,
