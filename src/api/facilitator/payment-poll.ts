@@ -38,10 +38,16 @@ export function paymentPoll(deps: ApiDeps, waiters: PaymentStatusWaiters) {
         const abort = abortOnClose(ctx);
         const current = () => paymentStatus(deps, merchantId, receipt.paymentId);
         const waiting = waiters.wait({ paymentId: receipt.paymentId, from: receipt.status, waitMs: waitSeconds * 1000, current, abort });
-        if (waiting) {
+        const m = deps.metrics?.api;
+        if (!waiting) m?.paymentLongPollsOverLimit.inc();
+        else {
           held = true;
-          const changed = await waiting;
-          if (abort.aborted) return; // nobody to answer
+          m?.paymentLongPolls.inc();
+          const changed = await waiting.finally(() => m?.paymentLongPolls.dec());
+          if (abort.aborted) {
+            ctx.body = receipt; // nobody reads it: no further store read
+            return;
+          }
           receipt = changed ?? (await current());
         }
       }
