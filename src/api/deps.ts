@@ -5,6 +5,7 @@ import type { PaymentDeps } from '../payments/deps.js';
 import type { ReceiptSigner } from '../settlement/signed-receipt.js';
 import type { MerchantCache } from '../store/merchant-cache.js';
 import type { CaptureAdmission } from './capture-admission.js';
+import type { PaymentStatusWaiters } from '../payments/status-waiters.js';
 
 /** What the merchant REST API uses: the payment services' dependencies and its own edge pieces. */
 export interface ApiDeps extends PaymentDeps {
@@ -17,4 +18,6 @@ export interface ApiDeps extends PaymentDeps {
   merchantCache?: MerchantCache;
   /** Sheds captures under overload; absent, every capture is admitted. */
   captureAdmission?: CaptureAdmission;
+  /** Status long polls (`Prefer: wait`) this process holds; absent, the router makes its own. */
+  statusWaiters?: PaymentStatusWaiters;
 }

@@ -256,9 +256,34 @@ export function openApiDocument(env: Env) {
         get: {
           operationId: 'getPayment',
           summary: 'Status poll by receipt.paymentId (permission x402:settle:read); another merchant\'s payment is 404',
-          parameters: [{ name: 'paymentId', in: 'path', required: true, schema: { type: 'string' } }],
+          description:
+            'With `Prefer: wait=N` (RFC 7240) the poll is a long poll: the answer is held until the status differs from the one the payment had when the request arrived, or N seconds pass, and carries `Preference-Applied: wait=N`. A final status (CONFIRMED, FAILED, VOIDED) answers at once. An answer that was not held (no or a malformed `wait`, or the API process already holds PAYMENT_WAIT_MAX_WAITERS polls) has no `Preference-Applied` and, while the payment still moves, a `Retry-After`.',
+          parameters: [
+            { name: 'paymentId', in: 'path', required: true, schema: { type: 'string' } },
+            {
+              name: 'Prefer',
+              in: 'header',
+              required: false,
+              description: '`wait=N`: hold the answer up to N seconds (whole seconds; above 30 is taken as 30) until the status changes. A malformed value is ignored (a plain poll), as are other preferences.',
+              schema: { type: 'string', examples: ['wait=25'] },
+            },
+          ],
           responses: {
-            '200': { description: 'The receipt with its settlement status', ...json('Receipt') },
+            '200': {
+              description: 'The receipt with its settlement status',
+              headers: {
+                'Preference-Applied': {
+                  description: 'wait=N (N after clamping) when the poll was held or its payment was already final; absent on an answer that was not held',
+                  schema: { type: 'string', pattern: '^wait=[0-9]+$' },
+                },
+                'Retry-After': {
+                  description:
+                    'Seconds before asking again, on a QUEUED or SUBMITTED answer that was not held: the batch window (BATCH_MAX_WAIT_MS rounded up, at least 1) while QUEUED, 1 while SUBMITTED',
+                  schema: { type: 'integer', minimum: 1 },
+                },
+              },
+              ...json('Receipt'),
+            },
             '404': errorResponse('NOT_FOUND'),
             ...merchantErrors,
           },

@@ -132,6 +132,12 @@ export const EnvSchema = z.object({
   CAPTURE_SWEEP_AFTER_SECONDS: intFromEnv(30, 1),
   CAPTURE_SWEEP_INTERVAL_SECONDS: intFromEnv(10, 1),
 
+  /**
+   * Status long polls (`Prefer: wait=N`) one API process holds at once; one more is answered at
+   * once, as a plain poll. Each held poll is an open connection (a file descriptor) and a timer.
+   */
+  PAYMENT_WAIT_MAX_WAITERS: intFromEnv(1000, 0),
+
   RATE_LIMIT_VERIFY_PER_MIN: intFromEnv(120, 1),
   RATE_LIMIT_VERIFY_BURST: intFromEnv(20, 1),
   RATE_LIMIT_CAPTURE_PER_MIN: intFromEnv(30, 1),

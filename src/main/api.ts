@@ -17,6 +17,7 @@ import { CaptureAdmission } from '../api/capture-admission.js';
 import { shedCapturesEarly } from '../api/early-shed.js';
 import { PaymentStatusCache } from '../payments/status-cache.js';
 import { SettlementBoardReader } from '../payments/settlement-board.js';
+import { statusWaitersFor } from '../payments/status-watch.js';
 import { MerchantCache } from '../store/merchant-cache.js';
 import { profileCpuIfAsked } from '../observability/cpu-profile.js';
 import { recordAcceptTimes } from '../observability/phase-timer.js';
@@ -59,8 +60,9 @@ async function main() {
     board,
   );
   const statusCache = new PaymentStatusCache(undefined, board);
+  const statusWaiters = statusWaitersFor({ store, env, statusCache, nowMs: Date.now }, logger);
   const app = createApp({
-    env, store, temporal, verifyJwt, logger, settlement, oauthKeys, receiptSigner, metrics, captureFinisher, captureAdmission, statusCache, merchantCache: new MerchantCache(env.MERCHANT_AUTH_CACHE_MS), nowMs: () => Date.now(),
+    env, store, temporal, verifyJwt, logger, settlement, oauthKeys, receiptSigner, metrics, captureFinisher, captureAdmission, statusCache, statusWaiters, merchantCache: new MerchantCache(env.MERCHANT_AUTH_CACHE_MS), nowMs: () => Date.now(),
   });
   const slotSweeper = startSlotSweeper(store.c, logger);
   const servers = listenApi(
@@ -79,6 +81,7 @@ async function main() {
     logger.info('api stopping', { signal });
     slotSweeper.stop();
     storeWatchdog.stop();
+    statusWaiters.releaseAll(); // held long polls answer now, so the servers close without waiting out their waits
     void Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))))
       .then(() => captureFinisher.drain())
       .then(() => Promise.allSettled([store.close(), temporal.connection.close()]))

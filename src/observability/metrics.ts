@@ -32,6 +32,16 @@ export function apiMetrics(registry: Registry) {
       buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers: [registry],
     }),
+    paymentLongPolls: new Gauge({
+      name: 'x402_payment_long_polls',
+      help: 'Status polls (Prefer: wait) this API process holds now',
+      registers: [registry],
+    }),
+    paymentLongPollsOverLimit: new Counter({
+      name: 'x402_payment_long_polls_over_limit_total',
+      help: 'Status polls that asked to wait but were answered at once: the process held PAYMENT_WAIT_MAX_WAITERS',
+      registers: [registry],
+    }),
     captures: new Counter({
       name: 'x402_captures_total',
       help: 'Capture outcomes: queued, replayed, or the error code (PAYMENT_REJECTED, IDEMPOTENCY_KEY_CONFLICT, ...)',

@@ -144,6 +144,22 @@ export class PaymentStatusCache {
     return doc;
   }
 
+  /** Takes in the board if the copy here is more than BOARD_TTL_MS old (one read, shared with polls). */
+  async refresh(c: Collections, shards: number, nowMs: number): Promise<void> {
+    await this.freshBoard(c, shards, nowMs);
+  }
+
+  /**
+   * What this process knows of a payment's settlement, as a token that changes whenever a poll's
+   * answer for it may have: the batch it rides in, that batch's kept record (status, board version)
+   * and a void. No store read; long polls compare it after each refresh (status-waiters.ts).
+   */
+  settlementSignal(paymentId: string): string {
+    const batchId = this.batchOfPayment.peek(paymentId);
+    const kept = batchId === undefined ? undefined : this.batches.peek(batchId);
+    return [batchId ?? '', kept?.doc.status ?? '', kept?.version ?? '', this.voided.peek(paymentId) ? 'voided' : ''].join('|');
+  }
+
   /** The board at most BOARD_TTL_MS old, with what it says taken in (new batches fetched in one read). */
   private async freshBoard(c: Collections, shards: number, nowMs: number): Promise<BoardSnapshot> {
     this.board ??= new SettlementBoardReader(c, shards);

@@ -11,6 +11,11 @@ import { toReceipt } from '../settlement/receipt.js';
 
 const fallbackCache = new PaymentStatusCache();
 
+/** The cache status answers use: the deps' own, else one module-wide. */
+export function statusCacheOf(deps: Pick<PaymentDeps, 'statusCache'>): PaymentStatusCache {
+  return deps.statusCache ?? fallbackCache;
+}
+
 /** What answering a status needs: the API's deps, or an operator CLI's. */
 export type StatusDeps = Pick<PaymentDeps, 'store' | 'env' | 'nowMs' | 'statusCache'>;
 
@@ -29,7 +34,7 @@ export type StatusDeps = Pick<PaymentDeps, 'store' | 'env' | 'nowMs' | 'statusCa
 export async function paymentStatus(deps: PaymentDeps, merchantId: string, paymentId: string): Promise<Receipt> {
   if (!isUuid(paymentId)) throw ApiError.notFound('payment');
   const c = deps.store.c;
-  const cache = deps.statusCache ?? fallbackCache;
+  const cache = statusCacheOf(deps);
   const id = paymentId.toLowerCase();
   const doc = cache.payments.get(id) ?? (await findPayment(c, id));
   if (!doc || doc.merchantId !== merchantId) throw ApiError.notFound('payment');
@@ -43,7 +48,7 @@ export async function paymentStatus(deps: PaymentDeps, merchantId: string, payme
  * replayed capture answers the same, so a retry never reports an older state than a poll did.
  */
 export async function acceptedReceipt(deps: StatusDeps, doc: PaymentDoc): Promise<Receipt | null> {
-  const cache = deps.statusCache ?? fallbackCache;
+  const cache = statusCacheOf(deps);
   const id = doc._id;
   if (doc.status === 'CONFIRMED' || doc.status === 'FAILED' || doc.status === 'VOIDED') {
     cache.payments.set(id, doc);

@@ -102,7 +102,7 @@ export async function call(
   w: World,
   method: string,
   path: string,
-  opts: { token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string>; idempotencyKey?: string } = {},
+  opts: { token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string>; idempotencyKey?: string; signal?: AbortSignal } = {},
 ): Promise<ApiResponse> {
   const headers: Record<string, string> = { ...(opts.headers ?? {}) };
   if (opts.token) headers.authorization = `Bearer ${opts.token}`;
@@ -113,7 +113,7 @@ export async function call(
     body = JSON.stringify(opts.body);
     headers['content-type'] ??= 'application/json';
   }
-  return readJsonResponse(await fetch(`${w.baseUrl}${path}`, { method, headers, ...(body !== undefined ? { body } : {}) }));
+  return readJsonResponse(await fetch(`${w.baseUrl}${path}`, { method, headers, ...(body !== undefined ? { body } : {}), ...(opts.signal ? { signal: opts.signal } : {}) }));
 }
 
 export function capture(w: World, m: TestMerchant, body: unknown, idempotencyKey: string = randomUUID()) {

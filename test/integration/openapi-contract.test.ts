@@ -72,6 +72,13 @@ describe('OpenAPI 3.1 document and the real responses', function () {
     check('/facilitator/payments/{paymentId}', 'get', poll);
     const done = await pollUntil(w, m, first.json.receipt.paymentId, 'CONFIRMED');
     check('/facilitator/payments/{paymentId}', 'get', { status: 200, headers: new Headers(), json: done });
+    const held = await call(w, 'GET', `/facilitator/payments/${first.json.receipt.paymentId}`, { token: m.apiKey, headers: { prefer: 'wait=5' } });
+    check('/facilitator/payments/{paymentId}', 'get', held);
+    const pollOp = (doc.paths['/facilitator/payments/{paymentId}'] as unknown as Record<string, { parameters: { name: string }[]; responses: Record<string, { headers?: Record<string, unknown> }> }>).get!;
+    assert.ok(pollOp.parameters.some((p) => p.name === 'Prefer'), 'the Prefer header is documented');
+    assert.deepEqual(Object.keys(pollOp.responses['200']!.headers ?? {}).sort(), ['Preference-Applied', 'Retry-After']);
+    assert.match(held.headers.get('preference-applied') ?? '', /^wait=[0-9]+$/);
+    if (!['CONFIRMED', 'FAILED', 'VOIDED'].includes(poll.json.status)) assert.match(poll.headers.get('retry-after') ?? '', /^[1-9][0-9]*$/);
 
     check('/facilitator/capture', 'post', await capture(w, m, v.captureBody));
     check('/facilitator/capture', 'post', await capture(w, m, { x402Version: 2 }));

@@ -29,6 +29,12 @@ export interface CreditFacilitatorClientOptions {
    */
   waitFor?: 'confirmed' | 'captured';
   confirmTimeoutMs?: number;
+  /**
+   * The longest a status request asks the facilitator to hold it until the payment's status
+   * changes (`Prefer: wait=N`, 1 to 30, default 25; 0 turns long polls off).
+   */
+  longPollSeconds?: number;
+  /** The pause between status requests the facilitator answered at once (no `Preference-Applied`): an older facilitator, or one holding all the waits it takes. */
   pollIntervalMs?: number;
   /** Per HTTP request. */
   requestTimeoutMs?: number;
@@ -37,6 +43,11 @@ export interface CreditFacilitatorClientOptions {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The facilitator holds a status request at most this long (it clamps longer waits). */
+const MAX_LONG_POLL_SECONDS = 30;
+/** A held answer that comes back sooner with the same status is paced like an unheld one (no request loop). */
+const HELD_AT_LEAST_MS = 250;
 
 /**
  * @x402/core's FacilitatorClient over our facilitator API, for the reference resource-server
@@ -51,6 +62,7 @@ export class CreditFacilitatorClient implements FacilitatorClient {
   readonly #waitFor: 'confirmed' | 'captured';
   readonly #confirmTimeoutMs: number;
   readonly #pollIntervalMs: number;
+  readonly #longPollSeconds: number;
   readonly #requestTimeoutMs: number;
 
   constructor(opts: CreditFacilitatorClientOptions) {
@@ -62,6 +74,7 @@ export class CreditFacilitatorClient implements FacilitatorClient {
     this.#waitFor = opts.waitFor ?? 'confirmed';
     this.#confirmTimeoutMs = opts.confirmTimeoutMs ?? 30_000;
     this.#pollIntervalMs = opts.pollIntervalMs ?? 500;
+    this.#longPollSeconds = Math.max(0, Math.min(MAX_LONG_POLL_SECONDS, Math.floor(opts.longPollSeconds ?? 25)));
     this.#requestTimeoutMs = opts.requestTimeoutMs ?? 15_000;
   }
 
@@ -138,15 +151,52 @@ export class CreditFacilitatorClient implements FacilitatorClient {
     return this.#usable(() => captureOutcomeFrom(status, json, retryAfter));
   }
 
-  /** Polls a captured payment until it is CONFIRMED, FAILED or VOIDED, or confirmTimeoutMs passes; the last receipt seen. */
+  /**
+   * Waits until a captured payment is CONFIRMED, FAILED or VOIDED, or confirmTimeoutMs passes; the
+   * last receipt seen. Each status request is a long poll (`Prefer: wait=N`): the facilitator holds
+   * it until the status changes, so a payment costs a request per status change, not one per
+   * interval. An answer without `Preference-Applied` was not held (a facilitator without long
+   * polls, or one already holding all it takes): the next request waits pollIntervalMs, or the
+   * answer's Retry-After when that is longer.
+   */
   async waitForSettlement(first: Receipt): Promise<Receipt> {
     const deadline = Date.now() + this.#confirmTimeoutMs;
     let last = first;
     while (!isFinalStatus(last.status) && Date.now() < deadline) {
-      await sleep(Math.min(this.#pollIntervalMs, Math.max(0, deadline - Date.now())));
-      last = (await this.payment(first.paymentId)) ?? last;
+      const waitSeconds = Math.min(this.#longPollSeconds, Math.floor((deadline - Date.now()) / 1000));
+      const asked = Date.now();
+      const before = last.status;
+      const answer = await this.#poll(first.paymentId, waitSeconds);
+      last = answer.receipt ?? last;
+      if (isFinalStatus(last.status)) break;
+      const held = answer.receipt !== null && answer.held && (last.status !== before || Date.now() - asked >= HELD_AT_LEAST_MS);
+      if (held) continue;
+      const pause = Math.max(this.#pollIntervalMs, answer.retryAfterSeconds * 1000);
+      await sleep(Math.min(pause, Math.max(0, deadline - Date.now())));
     }
     return last;
+  }
+
+  /** One status request, held up to waitSeconds (0: a plain one); whether the facilitator held it. */
+  async #poll(paymentId: string, waitSeconds: number): Promise<{ receipt: Receipt | null; held: boolean; retryAfterSeconds: number }> {
+    try {
+      const { status, json, retryAfter, preferenceApplied } = await this.#request(
+        'GET',
+        `/facilitator/payments/${encodeURIComponent(paymentId)}`,
+        undefined,
+        waitSeconds > 0 ? { prefer: `wait=${waitSeconds}` } : {},
+        true,
+        waitSeconds * 1000 + this.#requestTimeoutMs,
+      );
+      const seconds = Number(retryAfter);
+      return {
+        receipt: receiptFrom(status, json),
+        held: waitSeconds > 0 && /^\s*wait\s*=/i.test(preferenceApplied ?? ''),
+        retryAfterSeconds: Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds, MAX_LONG_POLL_SECONDS) : 0,
+      };
+    } catch {
+      return { receipt: null, held: false, retryAfterSeconds: 0 };
+    }
   }
 
   #usable<T>(map: () => T): T {
@@ -164,7 +214,8 @@ export class CreditFacilitatorClient implements FacilitatorClient {
     body?: unknown,
     headers: Record<string, string> = {},
     authenticated = true,
-  ): Promise<{ status: number; json: unknown; retryAfter: string | null }> {
+    timeoutMs = this.#requestTimeoutMs,
+  ): Promise<{ status: number; json: unknown; retryAfter: string | null; preferenceApplied: string | null }> {
     let res: Response;
     try {
       res = await this.#fetch(`${this.baseUrl}${path}`, {
@@ -175,7 +226,7 @@ export class CreditFacilitatorClient implements FacilitatorClient {
           ...headers,
         },
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-        signal: AbortSignal.timeout(this.#requestTimeoutMs),
+        signal: AbortSignal.timeout(timeoutMs),
       });
     } catch (err) {
       // Never echo the request (it carries the key); the cause's name is enough to act on.
@@ -188,6 +239,6 @@ export class CreditFacilitatorClient implements FacilitatorClient {
     } catch {
       json = null;
     }
-    return { status: res.status, json, retryAfter: res.headers.get('retry-after') };
+    return { status: res.status, json, retryAfter: res.headers.get('retry-after'), preferenceApplied: res.headers.get('preference-applied') };
   }
 }

@@ -10,7 +10,8 @@ import { batchView } from '../../payments/batch-view.js';
 import { listPayments, type PaymentListQuery } from '../../payments/list-payments.js';
 import { voidPayment } from '../../payments/void-payment.js';
 import { prepareRefundAuthorization, refundPayment } from '../../payments/refund-payment.js';
-import { withRefunds } from '../../payments/refund-status.js';
+import { statusWaitersFor } from '../../payments/status-watch.js';
+import { paymentPoll } from './payment-poll.js';
 import { signedReceipt } from '../../settlement/signed-receipt.js';
 import { baseUrl } from '../../config/env.js';
 import { keyFromPaymentIdentifier } from '../../payments/payment-identifier.js';
@@ -241,10 +242,7 @@ export function facilitatorRouter(deps: ApiDeps): Router {
     ctx.body = await signedReceipt(deps.receiptSigner, baseUrl(env), receipt);
   });
 
-  router.get('/payments/:paymentId', requireMerchant(deps, PERMISSIONS.settleRead), async (ctx) => {
-    ctx.body = await withRefunds(deps, await paymentStatus(deps, merchantOf(ctx).merchantId, ctx.params.paymentId ?? ''));
-    ctx.state.workflowId = ctx.params.paymentId;
-  });
+  router.get('/payments/:paymentId', requireMerchant(deps, PERMISSIONS.settleRead), paymentPoll(deps, deps.statusWaiters ?? statusWaitersFor(deps, deps.logger)));
 
   router.post('/settle', () => {
     throw ApiError.notFound('route (there is no settle route: capture, then poll the payment until CONFIRMED)');
