@@ -13,7 +13,7 @@ export interface WebhookSettings {
   webhooks: WebhookActivityDeps['webhooks'] & { retry: { initialMs: number; maxMs: number } };
 }
 
-export function createActivities(deps: PaymentActivityDeps & SettlementActivityDeps & WebhookSettings & { shards: number }) {
+export function createActivities(deps: PaymentActivityDeps & SettlementActivityDeps & WebhookSettings & { shards: number; onBacklog?: (shard: number, pending: number) => void }) {
   const accepted = new AcceptedCaptures();
   return {
     ...createPaymentActivities(deps),

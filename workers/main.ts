@@ -18,6 +18,7 @@ import { Client } from '@temporalio/client';
 import { CAPTURE_SWEEPER_WORKFLOW_ID, settlementShardWorkflowId } from '../src/temporal/definitions.js';
 import { workflowCode } from './workflow-code.js';
 import { lowerCpuPriority } from './cpu-priority.js';
+import { BacklogPriority } from './backlog-priority.js';
 
 function chainContext(env: Env, logger: Logger): ChainContext {
   if (!env.RPC_URL || !env.SETTLER_PRIVATE_KEY || !env.SETTLEMENT_CONTRACT_ADDRESS || !env.ASSET_ADDRESS) {
@@ -92,7 +93,11 @@ async function main() {
       }
     })
     .catch((err: unknown) => logger.warn('settler check failed; settlement will tell', { error: err }));
+  // Only a worker that lowered its own autogroup can give it back; a shared session's group is not ours.
+  const backlogPriority =
+    priority.scope === 'autogroup' ? new BacklogPriority({ nice: priority.nice, boostAt: env.WORKER_CPU_NICE_BACKLOG, log: (msg, fields) => logger.info(msg, fields) }) : undefined;
   const activities = createActivities({
+    ...(backlogPriority ? { onBacklog: (shard: number, pending: number) => backlogPriority.observe(shard, pending) } : {}),
     metrics,
     store,
     temporal,

@@ -203,6 +203,8 @@ export const EnvSchema = z.object({
    * shares with the API, the store and Temporal it yields to the captures merchants wait on.
    */
   WORKER_CPU_NICE: z.coerce.number().int().min(0).max(19).default(10),
+  /** Payments waiting across a worker's shards at which it takes its CPU priority back (0: never). */
+  WORKER_CPU_NICE_BACKLOG: z.coerce.number().int().min(0).default(500),
 
   DEV_TOOLS: boolFromEnv(true),
   /** Adds a Server-Timing header with the capture's phases (auth, rate limit, store, workflow); for profiling. */

@@ -27,6 +27,8 @@ export interface ShardDeps extends SettlementDeps {
   webhooks?: { retry: { initialMs: number; maxMs: number } };
   /** Which queue entries are accepted captures (their spend intent consumed by them); shared with the sweeper. */
   accepted: AcceptedCaptures;
+  /** Told each shard's queue length as it is reported (the worker's backlog priority). */
+  onBacklog?: (shard: number, pending: number) => void;
 }
 
 export interface ShardBatchRef {
@@ -78,6 +80,7 @@ export function createShardSettlement(deps: ShardDeps) {
     reportedAt.set(shard, now);
     const pending = entries ?? (await countQueued(c, queues));
     deps.metrics?.settlementBacklog.set({ shard: String(shard) }, pending);
+    deps.onBacklog?.(shard, pending);
     await recordShardBacklog(c, shard, pending);
   }
 
