@@ -2,9 +2,11 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { paymentsReconcile } from '../../tools/cli/payment-commands.js';
 import { startReplicas, type Replicas } from '../../tools/stack/cluster/replicas.js';
+import { supervisedWithReplicas } from '../../tools/stack/cluster/supervised.js';
 import { CLUSTER_HISTORY_SHARDS } from '../../tools/stack/cluster/temporal-config.js';
 import { ensureTemporalServer } from '../../tools/stack/cluster/temporal-server-build.js';
 import { freePort } from '../../tools/stack/processes.js';
+import { StackSupervisor } from '../../tools/stack/supervisor.js';
 import { capturePayments, newParties } from '../helpers/captures.js';
 import { assertLedgerAgrees } from '../helpers/ledger.js';
 import { refund, refundUntil, signedRefund } from '../helpers/refunds.js';
@@ -18,7 +20,8 @@ import { useIsolatedStack } from '../support/isolated-stack.js';
  * the Temporal server's frontend, history, matching and worker as four processes over 4 history
  * shards, FerretDB on PostgreSQL, two APIs and two workers with their own settler keys. Run with
  * CLUSTER=1 (the first run builds the Temporal server with Go: 10+ minutes on 2 cores).
- * CLUSTER_OUT=<file> writes the kill test's figures as JSON.
+ * CLUSTER_OUT=<file> writes the kill test's figures as JSON. The cluster's backup and restore:
+ * backup-restore.test.ts beside this file.
  */
 const enabled = process.env.CLUSTER === '1';
 const SHARDS = 4;
@@ -27,6 +30,12 @@ const WINDOW_SECONDS = 50;
 const HISTORY_KILL_AT_MS = 12_000;
 const MATCHING_KILL_AT_MS = 30_000;
 const DOWN_MS = 3_000;
+const REPLICA_RATE = 4;
+const REPLICA_WINDOW_SECONDS = 40;
+const API_2_KILL_AT_MS = 10_000;
+const WORKER_2_KILL_AT_MS = 24_000;
+/** Generous for 2 shared cores: the supervisor waits 0.5 s, then a Node process starts and answers. */
+const REPLICA_BACK_WITHIN_MS = 30_000;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -40,6 +49,9 @@ if (!enabled) {
   describe('cluster topology: PostgreSQL, four Temporal services over 4 shards, FerretDB on PostgreSQL, two APIs and two workers', function () {
     this.timeout(900_000);
     let replicas: Replicas | undefined;
+    // Made by the replicas' kill test, wired as tools/stack/start.ts wires it; until then an exit goes unanswered.
+    let supervisor: StackSupervisor | undefined;
+    const superviseExit = (name: string, info: Parameters<StackSupervisor['partExited']>[1]) => supervisor?.partExited(name, info);
     const timings: Record<string, number> = {};
 
     before(async function () {
@@ -53,11 +65,13 @@ if (!enabled) {
     // Registered before the stack's own after hook, so the replicas stop before the stack.
     after(async function () {
       this.timeout(60_000);
+      supervisor?.stop();
       await replicas?.stop();
     });
 
     const env = useIsolatedStack({
       env: { TEMPORAL_TOPOLOGY: 'cluster', SETTLEMENT_SHARDS: String(SHARDS), CONFIRMATIONS: '1', BATCH_MAX_WAIT_MS: '500', CAPTURE_SWEEP_AFTER_SECONDS: '5', SPEND_INTENT_TTL_SECONDS: '1800' },
+      onUnexpectedExit: superviseExit,
     });
 
     before(async function () {
@@ -65,7 +79,7 @@ if (!enabled) {
       const { stack, chain } = env();
       timings.bringUpMs = Date.now() - timings.stackStartAt!;
       await chain.intervalMining(1);
-      replicas = await startReplicas(stack, { apiPort: await freePort(), quiet: true });
+      replicas = await startReplicas(stack, { apiPort: await freePort(), quiet: true, onUnexpectedExit: superviseExit });
       process.stdout.write(`\ncluster bring-up: ${JSON.stringify({ ...timings, stackStartAt: undefined })}\n`);
     });
 
@@ -134,6 +148,57 @@ if (!enabled) {
       process.stdout.write(`\ncluster kills: ${JSON.stringify(figures, null, 2)}\n`);
       if (process.env.CLUSTER_OUT) writeFileSync(process.env.CLUSTER_OUT, JSON.stringify(figures, null, 2));
       assert.equal(kills.length, 2, 'both services were killed and came back');
+      assert.equal(settledTwice, 0, 'settled twice');
+      assert.equal(lost, 0, 'lost');
+      assert.ok(accepted.length > 0);
+      await assertLedgerAgrees(w, accepted, { timeoutMs: 300_000 });
+    });
+
+    it('SIGKILLs api-2, then worker-2, under a light load: the supervisor has each back within seconds; none lost or paid twice', async function () {
+      const { stack, world: w } = env();
+      const said: string[] = [];
+      const gaveUp: string[] = [];
+      supervisor = new StackSupervisor(supervisedWithReplicas(stack, replicas), { log: (m) => said.push(`${Date.now()} ${m}`), giveUp: (r) => gaveUp.push(r) });
+      const parties = await loadParties(w, 2, 'Cluster replica kill merchant');
+      const apis = [w.baseUrl, replicas!.apiBaseUrl];
+      const load = await planLoad(w, parties, apis, REPLICA_RATE, REPLICA_WINDOW_SECONDS);
+      const loadStart = Date.now();
+      const kills: { part: string; atSeconds: number; backInSeconds: number }[] = [];
+      const backAfter = async (part: string, atMs: number) => {
+        for (;;) {
+          const line = said.find((l) => l.includes(`${part} is back`) && Number(l.split(' ')[0]) >= atMs);
+          if (line) return Number(line.split(' ')[0]) - atMs;
+          assert.equal(gaveUp.length, 0, gaveUp.join('; '));
+          assert.ok(Date.now() - atMs < REPLICA_BACK_WITHIN_MS, `${part} back within ${REPLICA_BACK_WITHIN_MS / 1000} s; the supervisor said ${JSON.stringify(said)}`);
+          await sleep(100);
+        }
+      };
+      const killing = (async () => {
+        for (const [part, at] of [['api-2', API_2_KILL_AT_MS], ['worker-2', WORKER_2_KILL_AT_MS]] as const) {
+          await sleep(Math.max(0, loadStart + at - Date.now()));
+          const victim = part === 'api-2' ? replicas!.api : replicas!.worker;
+          assert.ok(victim.running, `${part} runs before it is killed`);
+          const t = Date.now();
+          process.kill(victim.pid, 'SIGKILL');
+          const backMs = await backAfter(part, t);
+          kills.push({ part, atSeconds: (t - loadStart) / 1000, backInSeconds: backMs / 1000 });
+        }
+      })();
+      killing.catch(() => undefined);
+
+      const { sent } = await runLoad(load, REPLICA_RATE, REPLICA_WINDOW_SECONDS, 150);
+      await killing;
+      // Back means answering: api-2's health, worker-2's 'worker ready', each from a new process.
+      const health = await fetch(`${replicas!.apiBaseUrl}/facilitator/health`);
+      assert.equal(health.status, 200, 'api-2 answers its health check');
+      assert.ok(replicas!.worker.running && replicas!.worker.tail().some((l) => l.includes('worker ready')), 'worker-2 is ready again');
+      for (const part of ['api-2', 'worker-2']) assert.ok(said.some((l) => l.includes(`${part} exited unexpectedly (signal SIGKILL); restarting it in`)), `the supervisor said why it restarted ${part}`);
+      assert.equal(gaveUp.length, 0);
+
+      const { accepted, firstAnswers, resolvedByRetry } = await acceptedAfterRetries(sent, apis[0]!, parties.merchants, stack.dataDir);
+      const { settledTwice, lost } = await awaitSettlements(w, accepted, 240_000);
+      process.stdout.write(`\ncluster replica kills: ${JSON.stringify({ rate: REPLICA_RATE, windowSeconds: REPLICA_WINDOW_SECONDS, offered: sent.length, firstAnswers, resolvedByRetry, accepted: accepted.length, lost, settledTwice, kills }, null, 2)}\n`);
+      assert.equal(kills.length, 2, 'both replicas were killed and came back');
       assert.equal(settledTwice, 0, 'settled twice');
       assert.equal(lost, 0, 'lost');
       assert.ok(accepted.length > 0);

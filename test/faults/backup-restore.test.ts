@@ -7,10 +7,11 @@ import { prepareVouchers as prepareLoadVouchers } from '../../bench/vouchers.js'
 import { backupStack, restoreStack } from '../../tools/stack/backup.js';
 import type { StackHandle } from '../../tools/stack/stack.js';
 import { assertLedgerAgrees, settledEventsFor } from '../helpers/ledger.js';
-import { capturePayments, newParties, waitForPayments, type CapturedPayment } from '../helpers/captures.js';
+import { capturePayments, newParties, waitForPayments } from '../helpers/captures.js';
 import { closeWorld, connectWorld, type World } from '../helpers/world.js';
 import { useIsolatedStack } from '../support/isolated-stack.js';
 import { launchTestStack, testSource } from '../support/stack.js';
+import { capturesKeptByTheCopy } from './restored-captures.js';
 
 describe('backup under load, restored into a fresh data directory', function () {
   this.timeout(600_000);
@@ -58,31 +59,7 @@ describe('backup under load, restored into a fresh data directory', function () 
     w2 = await connectWorld({ ...restored.env, RPC_URL: restored.urls.rpcUrl });
     assert.equal(restored.chain.settlement, stack.chain.settlement, 'the same contracts, from the restored chain');
 
-    // Captured under load: the store copy holds some of them. A capture whose spend intent the copy
-    // shows consumed was accepted, and the restored stack must settle it. A capture the copy caught
-    // half-way (payment and queue entry written, intent not yet consumed) is the capture sweeper's to
-    // decide: resumed and settled while its intent lasts, else abandoned; the test counts it by how
-    // the sweeper decides, and requires that it decides. The rest happened after the copy.
-    const intentIds = vouchers.map((v) => v.spendIntentId);
-    const copied = await w2.store.c.payments.find({ spendIntentId: { $in: intentIds } }).toArray();
-    const consumedFor = async () =>
-      new Map((await w2!.store.c.spendIntentFates.find({ _id: { $in: intentIds }, fate: 'CONSUMED' }).toArray()).map((f) => [f._id, f.paymentId as string]));
-    const acceptedInCopy = await consumedFor();
-    const deadline = Date.now() + 120_000;
-    let decided = acceptedInCopy;
-    for (;;) {
-      decided = await consumedFor();
-      const remaining = await w2.store.c.payments.countDocuments({ _id: { $in: copied.filter((d) => decided.get(d.spendIntentId) !== d._id).map((d) => d._id) } });
-      if (remaining === 0) break;
-      assert.ok(Date.now() < deadline, `the sweeper decides every capture the copy caught half-way (${remaining} undecided)`);
-      await new Promise((r) => setTimeout(r, 500));
-    }
-    for (const [intent, paymentId] of acceptedInCopy) assert.equal(decided.get(intent), paymentId, 'an accepted capture stays accepted');
-    const byIntent = new Map(vouchers.map((v) => [v.spendIntentId, v]));
-    const underLoad: CapturedPayment[] = copied
-      .filter((d) => decided.get(d.spendIntentId) === d._id)
-      .map((d) => ({ paymentId: d._id, amount: BigInt(byIntent.get(d.spendIntentId)!.amount), merchant: parties.merchant, borrowerId: byIntent.get(d.spendIntentId)!.borrowerId }));
-    assert.ok(underLoad.length > 0 && underLoad.length <= duringBackup.length, `the copy holds some of the captures taken under load (${underLoad.length} of ${duringBackup.length})`);
+    const underLoad = await capturesKeptByTheCopy(w2, vouchers, [parties.merchant], duringBackup.length);
     await assertLedgerAgrees(w2, [...settled, ...queued, ...underLoad], { timeoutMs: 180_000 });
     assert.equal((await settledEventsFor(w2, settled.map((p) => p.paymentId))).length, settled.length, 'what had settled before the backup was not paid again');
   });

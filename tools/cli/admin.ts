@@ -177,7 +177,7 @@ const COMMANDS: Record<string, Command> = {
   },
   'stack backup': {
     usage: 'stack backup --to <new directory> [--rpc-url <anvil url>]',
-    summary: "Copy the embedded stack's data (Temporal, the store, the chain state, deployment and dev keys) while it runs.",
+    summary: "Copy the embedded stack's data (Temporal, the store, the cluster topology's PostgreSQL, the chain state, deployment and dev keys) while it runs.",
     options: { to: { type: 'string' }, 'rpc-url': { type: 'string' } },
     noStore: true,
     run: (_ctx, f) => stackBackup({ ...(s(f, 'to') ? { to: s(f, 'to') } : {}), ...(s(f, 'rpc-url') ? { rpcUrl: s(f, 'rpc-url') } : {}) }),
@@ -185,7 +185,7 @@ const COMMANDS: Record<string, Command> = {
   },
   'stack restore': {
     usage: 'stack restore --from <backup directory> --to <new data directory>',
-    summary: 'Lay a backup out as a data directory; start the stack on it with DATA_DIR=<dir> npm start.',
+    summary: 'Lay a backup out as a data directory; start the stack on it with DATA_DIR=<dir> npm start (a cluster backup: npm run stack -- --topology cluster).',
     options: { from: { type: 'string' }, to: { type: 'string' } },
     noStore: true,
     run: async (_ctx, f) => stackRestore({ ...(s(f, 'from') ? { from: s(f, 'from') } : {}), ...(s(f, 'to') ? { to: s(f, 'to') } : {}) }),

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
 import { resolveFerretdbLauncher } from './tools.js';
+import { backupClusterPostgres, restoreClusterPostgres, type ClusterBackup } from './cluster/postgres-backup.js';
 
 const run = promisify(execFile);
 
@@ -12,7 +13,9 @@ const run = promisify(execFile);
  * Each SQLite database (Temporal's temporal.db, the store's ferretdb/*.sqlite) is copied with
  * VACUUM INTO, a consistent copy at one instant; then the chain's state (anvil_dumpState when the
  * node answers, else the state file anvil writes every few seconds); then the small files
- * (deployment.json, dev keys). Temporal first, the store next, the chain last: every step of the
+ * (deployment.json, dev keys). The cluster topology keeps Temporal and the store on one PostgreSQL
+ * instead: cluster/postgres-backup.ts copies it whole, at one instant, in their place. Temporal
+ * first, the store next, the chain last: every step of the
  * money path is idempotent against the chain, so a restored stack reconciles the few seconds
  * between the copies by itself (a batch the chain has but the store does not know is found by its
  * batchId; one the store sent but the chain lacks is sent again).
@@ -20,6 +23,8 @@ const run = promisify(execFile);
 export interface BackupManifest {
   createdAt: string;
   sqlite: string[];
+  /** The cluster topology's PostgreSQL and cluster/ files; absent for the dev topology. */
+  cluster?: ClusterBackup;
   chainState: 'anvil_dumpState' | 'state file' | 'none';
   files: string[];
 }
@@ -65,6 +70,7 @@ export async function backupStack(o: { dataDir: string; to: string; rpcUrl?: str
   if (existsSync(join(o.dataDir, 'temporal.db'))) await copySqlite('temporal.db');
   const storeDir = join(o.dataDir, 'ferretdb');
   if (existsSync(storeDir)) for (const f of readdirSync(storeDir).filter((n) => n.endsWith('.sqlite')).sort()) await copySqlite(join('ferretdb', f));
+  const cluster = await backupClusterPostgres(o.dataDir, o.to, log);
 
   let chainState: BackupManifest['chainState'] = 'none';
   const dumped = o.rpcUrl ? await anvilDump(o.rpcUrl) : null;
@@ -84,13 +90,13 @@ export async function backupStack(o: { dataDir: string; to: string; rpcUrl?: str
     copyFileSync(path, join(o.to, name));
     files.push(name);
   }
-  const manifest: BackupManifest = { createdAt: new Date().toISOString(), sqlite, chainState, files };
+  const manifest: BackupManifest = { createdAt: new Date().toISOString(), sqlite, ...(cluster ? { cluster } : {}), chainState, files };
   writeFileSync(join(o.to, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
-  log(`backed up ${sqlite.length} databases, the chain (${chainState}) and ${files.length} files to ${o.to}`);
+  log(`backed up ${sqlite.length} databases${cluster ? `, the cluster's PostgreSQL (${cluster.postgres})` : ''}, the chain (${chainState}) and ${files.length} files to ${o.to}`);
   return manifest;
 }
 
-/** Lays a backup out as a data directory for `npm start` (DATA_DIR=<to>); `to` must be new or empty. */
+/** Lays a backup out as a data directory for `npm start` (DATA_DIR=<to>; the cluster topology's with --topology cluster); `to` must be new or empty. */
 export function restoreStack(o: { from: string; to: string }): BackupManifest {
   const manifest = JSON.parse(readFileSync(join(o.from, MANIFEST), 'utf8')) as BackupManifest;
   emptyTarget(o.to);
@@ -99,5 +105,6 @@ export function restoreStack(o: { from: string; to: string }): BackupManifest {
     mkdirSync(join(o.to, name, '..'), { recursive: true });
     copyFileSync(join(o.from, name), join(o.to, name));
   }
+  if (manifest.cluster) restoreClusterPostgres(o.from, o.to, manifest.cluster);
   return manifest;
 }

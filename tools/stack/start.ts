@@ -4,6 +4,7 @@ import { startStack, type StackHandle } from './stack.js';
 import { StackSupervisor } from './supervisor.js';
 import { formatBox } from './summary.js';
 import { startReplicas, type Replicas } from './cluster/replicas.js';
+import { supervisedWithReplicas } from './cluster/supervised.js';
 import { parseTopologyFlag } from './cluster/topology-flag.js';
 
 const log = (m: string) => process.stdout.write(`${'stack'.padEnd(9)}| ${m}\n`);
@@ -97,8 +98,11 @@ async function main(): Promise<void> {
       // A part that dies after start-up is started again; only a crash loop stops everything.
       onUnexpectedExit: (name, info) => supervisor?.partExited(name, info),
     });
-    // The cluster topology runs a second API (on API_PORT + 1) and a second worker with its own settler key.
-    if (stack.infra.cluster) replicas = await startReplicas(stack, { apiPort: stack.config.API_PORT + 1, quiet: false });
+    // The cluster topology runs a second API (on API_PORT + 1) and a second worker with its own settler
+    // key, supervised as the stack's own parts are.
+    if (stack.infra.cluster) {
+      replicas = await startReplicas(stack, { apiPort: stack.config.API_PORT + 1, quiet: false, onUnexpectedExit: (name, info) => supervisor?.partExited(name, info) });
+    }
   } catch (err) {
     if (abort.signal.aborted) {
       log('stopped');
@@ -108,7 +112,7 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   if (abort.signal.aborted) return shutdown(0);
-  supervisor = new StackSupervisor(stack, {
+  supervisor = new StackSupervisor(supervisedWithReplicas(stack, replicas), {
     log,
     giveUp: (reason) => {
       log(reason);

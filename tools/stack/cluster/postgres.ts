@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, lchownSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { LOCALHOST } from '../args.js';
@@ -31,7 +31,7 @@ function runAsForRoot(): RunAs | undefined {
   return { prefix: [setpriv, '--reuid=postgres', '--regid=postgres', '--init-groups', '--'], uid: Number(uid), gid: Number(gid) };
 }
 
-function pgBinary(name: string): string {
+export function pgBinary(name: string): string {
   const found = findOnPath(name) ?? ['/usr/lib/postgresql/16/bin', '/usr/lib/postgresql/15/bin'].map((d) => join(d, name)).find(existsSync);
   if (!found) throw new Error(`${name} not found: the cluster topology needs PostgreSQL (initdb, postgres) on PATH`);
   return found;
@@ -58,13 +58,31 @@ function letOthersTraverse(dir: string): void {
   if ((mode & 0o001) === 0) chmodSync(dir, mode | 0o001);
 }
 
+function chownTree(path: string, uid: number, gid: number): void {
+  lchownSync(path, uid, gid);
+  if (lstatSync(path).isDirectory()) for (const name of readdirSync(path)) chownTree(join(path, name), uid, gid);
+}
+
 /**
- * initdb once (a data dir with PG_VERSION is kept): superuser CLUSTER_SQL_USER with a random
- * password, scram-sha-256 for every connection, UTF8, C collation.
+ * A data dir laid out by someone else (`stack restore` as root, a copy) is handed to the user the
+ * server runs as, with the 0700 mode PostgreSQL insists on, and its parents made passable.
+ */
+function handOverExisting(layout: PostgresLayout, traverse: string[], runAs: RunAs | undefined, log: (m: string) => void): void {
+  if ((statSync(layout.dir).mode & 0o077) !== 0) chmodSync(layout.dir, 0o700);
+  if (!runAs) return;
+  for (const d of traverse) letOthersTraverse(d);
+  if (statSync(layout.dir).uid === runAs.uid) return;
+  log(`postgres: ${layout.dir} handed to the postgres user`);
+  chownTree(layout.dir, runAs.uid, runAs.gid);
+}
+
+/**
+ * initdb once (a data dir with PG_VERSION is kept, see handOverExisting): superuser CLUSTER_SQL_USER
+ * with a random password, scram-sha-256 for every connection, UTF8, C collation.
  */
 export async function ensurePostgresInitialised(layout: PostgresLayout, traverse: string[], log: (m: string) => void): Promise<void> {
-  if (existsSync(join(layout.dir, 'PG_VERSION'))) return;
   const runAs = runAsForRoot();
+  if (existsSync(join(layout.dir, 'PG_VERSION'))) return handOverExisting(layout, traverse, runAs, log);
   if (!existsSync(layout.passwordFile)) writeFileSync(layout.passwordFile, `${randomBytes(32).toString('base64url')}\n`, { mode: 0o600 });
   rmSync(layout.dir, { recursive: true, force: true });
   mkdirSync(layout.dir, { mode: 0o700 });

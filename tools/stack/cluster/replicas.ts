@@ -8,7 +8,7 @@ import { projectRoot } from '../../../src/config/paths.js';
 import { ANVIL_DEV_PRIVATE_KEY } from '../deployment.js';
 import { processEntry } from '../entries.js';
 import { rpcCall } from '../probes.js';
-import { spawnManaged, waitForHttp, type ManagedProcess } from '../processes.js';
+import { spawnManaged, waitForHttp, type ExitInfo, type ManagedProcess, type SpawnOptions } from '../processes.js';
 import type { StackHandle } from '../stack.js';
 
 /**
@@ -18,16 +18,27 @@ import type { StackHandle } from '../stack.js';
  */
 export interface Replicas {
   apiBaseUrl: string;
-  api: ManagedProcess;
-  worker: ManagedProcess;
+  /** api-2 as it runs now (a restart replaces it). */
+  readonly api: ManagedProcess;
+  /** worker-2 as it runs now (a restart replaces it). */
+  readonly worker: ManagedProcess;
   settlerAddress: Address;
+  /** api-2 and worker-2, for the supervisor (tools/stack/cluster/supervised.ts). */
+  parts(): ManagedProcess[];
+  /** Starts api-2 or worker-2 again on the same settings (killing it first if it still runs); resolves once it answers. */
+  restart(name: string): Promise<void>;
   stop(): Promise<void>;
 }
+
+export const REPLICA_NAMES = ['api-2', 'worker-2'] as const;
+type ReplicaName = (typeof REPLICA_NAMES)[number];
 
 export interface ReplicaOptions {
   apiPort: number;
   quiet: boolean;
   timeoutMs?: number;
+  /** A replica died without being asked to, after start-up: the stack's supervisor hears of it here. */
+  onUnexpectedExit?: (name: string, info: ExitInfo) => void;
 }
 
 /** The second worker's key, made once under <dataDir>/cluster (mode 0600) so a restart keeps its settler. */
@@ -65,41 +76,70 @@ export async function startReplicas(stack: StackHandle, o: ReplicaOptions): Prom
   const settlerAddress = await authoriseSettler(stack, key);
   const logFile = (name: string) => (o.quiet ? join(stack.dataDir, 'logs', `${name}.log`) : undefined);
   const { SETTLER_PRIVATE_KEY: _key, ...apiEnv } = stack.env;
-  const api = spawnManaged({
-    name: 'api-2',
-    command: process.execPath,
-    args: [processEntry('api')],
-    env: { ...apiEnv, API_PORT: String(o.apiPort) },
-    cwd: projectRoot(),
-    logFile: logFile('api-2'),
-  });
-  // The stack's worker holds WORKER_METRICS_PORT: the second one serves none.
-  const worker = spawnManaged({
-    name: 'worker-2',
-    command: process.execPath,
-    args: [processEntry('worker')],
-    env: { ...stack.env, SETTLER_PRIVATE_KEY: key, SETTLER_ADDRESS: settlerAddress, WORKER_METRICS_PORT: '0' },
-    cwd: projectRoot(),
-    logFile: logFile('worker-2'),
-  });
   const host = stack.config.API_HOST === '0.0.0.0' ? '127.0.0.1' : stack.config.API_HOST;
   const origin = `http://${host}:${o.apiPort}`;
+  const specs: Record<ReplicaName, { spawn: SpawnOptions; ready: (p: ManagedProcess) => Promise<void> }> = {
+    'api-2': {
+      spawn: { name: 'api-2', command: process.execPath, args: [processEntry('api')], env: { ...apiEnv, API_PORT: String(o.apiPort) }, cwd: projectRoot(), logFile: logFile('api-2') },
+      ready: (p) => waitForHttp(`${origin}/api/v1/facilitator/health`, { proc: p, timeoutMs, what: 'api-2 health' }),
+    },
+    // The stack's worker holds WORKER_METRICS_PORT: the second one serves none.
+    'worker-2': {
+      spawn: {
+        name: 'worker-2',
+        command: process.execPath,
+        args: [processEntry('worker')],
+        env: { ...stack.env, SETTLER_PRIVATE_KEY: key, SETTLER_ADDRESS: settlerAddress, WORKER_METRICS_PORT: '0' },
+        cwd: projectRoot(),
+        logFile: logFile('worker-2'),
+      },
+      ready: (p) => p.waitForLine('worker ready', timeoutMs),
+    },
+  };
+
+  let started = false;
+  let stopped = false;
+  const running = new Map<ReplicaName, ManagedProcess>();
+  const launch = (name: ReplicaName) => {
+    const p = spawnManaged(specs[name].spawn);
+    // During start-up the readiness wait sees the exit; after it, the supervisor does.
+    p.onUnexpectedExit((info) => {
+      if (started && !stopped) o.onUnexpectedExit?.(name, info);
+    });
+    running.set(name, p);
+    return p;
+  };
+  const stopAll = (timeout: number) => Promise.all([...running.values()].map((p) => p.stop(timeout)));
+
   try {
-    await Promise.all([
-      waitForHttp(`${origin}/api/v1/facilitator/health`, { proc: api, timeoutMs, what: 'api-2 health' }),
-      worker.waitForLine('worker ready', timeoutMs),
-    ]);
+    await Promise.all(REPLICA_NAMES.map((name) => specs[name].ready(launch(name))));
   } catch (err) {
-    await Promise.all([api.stop(10_000), worker.stop(10_000)]);
+    await stopAll(10_000);
     throw err;
   }
+  started = true;
   return {
     apiBaseUrl: `${origin}/api/v1`,
-    api,
-    worker,
+    get api() {
+      return running.get('api-2')!;
+    },
+    get worker() {
+      return running.get('worker-2')!;
+    },
     settlerAddress,
+    parts: () => [...running.values()],
+    async restart(name) {
+      const old = running.get(name as ReplicaName);
+      if (!old) throw new Error(`${name} is not a replica (${REPLICA_NAMES.join(', ')})`);
+      if (stopped) throw new Error(`the replicas are stopping: ${name} is not restarted`);
+      await old.stop(15_000);
+      if (stopped) return;
+      const fresh = launch(name as ReplicaName);
+      await specs[name as ReplicaName].ready(fresh);
+    },
     async stop() {
-      await Promise.all([api.stop(15_000), worker.stop(15_000)]);
+      stopped = true;
+      await stopAll(15_000);
     },
   };
 }
