@@ -19,6 +19,7 @@ import { CAPTURE_SWEEPER_WORKFLOW_ID, settlementShardWorkflowId } from '../src/t
 import { workflowCode } from './workflow-code.js';
 import { lowerCpuPriority } from './cpu-priority.js';
 import { BacklogPriority } from './backlog-priority.js';
+import { resyncAtStart } from './resync-at-start.js';
 
 function chainContext(env: Env, logger: Logger): ChainContext {
   if (!env.RPC_URL || !env.SETTLER_PRIVATE_KEY || !env.SETTLEMENT_CONTRACT_ADDRESS || !env.ASSET_ADDRESS) {
@@ -93,6 +94,15 @@ async function main() {
       }
     })
     .catch((err: unknown) => logger.warn('settler check failed; settlement will tell', { error: err }));
+  const settings = {
+    maxPayments: env.BATCH_MAX_PAYMENTS,
+    maxWaitMs: env.BATCH_MAX_WAIT_MS,
+    maxAttempts: env.BATCH_MAX_ATTEMPTS,
+    confirmations: env.CONFIRMATIONS,
+    maxPaymentsUnderBacklog: env.BATCH_MAX_PAYMENTS_UNDER_BACKLOG,
+    shardPollMs: env.SETTLEMENT_POLL_MS,
+    notifySpreadMs: env.SETTLEMENT_NOTIFY_SPREAD_MS,
+  };
   // Only a worker that lowered its own autogroup can give it back; a shared session's group is not ours.
   const backlogPriority =
     priority.scope === 'autogroup' ? new BacklogPriority({ nice: priority.nice, boostAt: env.WORKER_CPU_NICE_BACKLOG, log: (msg, fields) => logger.info(msg, fields) }) : undefined;
@@ -105,15 +115,7 @@ async function main() {
     chain,
     shards: env.SETTLEMENT_SHARDS,
     webhooks: { ...webhookDestinationPolicy(env), secrets: SecretBox.of(env), retry: { initialMs: env.WEBHOOK_RETRY_INITIAL_MS, maxMs: env.WEBHOOK_RETRY_MAX_MS } },
-    settings: {
-      maxPayments: env.BATCH_MAX_PAYMENTS,
-      maxWaitMs: env.BATCH_MAX_WAIT_MS,
-      maxAttempts: env.BATCH_MAX_ATTEMPTS,
-      confirmations: env.CONFIRMATIONS,
-      maxPaymentsUnderBacklog: env.BATCH_MAX_PAYMENTS_UNDER_BACKLOG,
-      shardPollMs: env.SETTLEMENT_POLL_MS,
-      notifySpreadMs: env.SETTLEMENT_NOTIFY_SPREAD_MS,
-    },
+    settings,
   });
   const worker = await Worker.create({
     connection,
@@ -149,6 +151,11 @@ async function main() {
   };
   process.once('SIGINT', () => stop('SIGINT'));
   process.once('SIGTERM', () => stop('SIGTERM'));
+
+  await resyncAtStart(
+    { store, chain, temporal, taskQueue: env.TEMPORAL_TASK_QUEUE, shards: env.SETTLEMENT_SHARDS, metrics, settings, webhooks: { retry: { initialMs: env.WEBHOOK_RETRY_INITIAL_MS, maxMs: env.WEBHOOK_RETRY_MAX_MS } } },
+    logger,
+  );
 
   process.stdout.write('worker ready\n');
   logger.info('worker ready', { taskQueue: env.TEMPORAL_TASK_QUEUE });

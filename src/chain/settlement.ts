@@ -149,6 +149,26 @@ export async function findBatchSettlement(
   return null;
 }
 
+export interface SettledBatchLog extends BatchSettlementLog {
+  batchId: string;
+}
+
+/** Every BatchSettled log on the canonical chain from `fromBlock` to `toBlock`, oldest first, in chunks. */
+export async function settledBatchesBetween(ctx: ChainReadContext, fromBlock: bigint, toBlock: bigint, opts: { chunkSize?: bigint } = {}): Promise<SettledBatchLog[]> {
+  const chunk = opts.chunkSize ?? 10_000n;
+  const event = getAbiItem({ abi: creditSettlementAbi, name: 'BatchSettled' });
+  const out: SettledBatchLog[] = [];
+  for (let from = fromBlock; from <= toBlock; from += chunk) {
+    const to = from + chunk - 1n < toBlock ? from + chunk - 1n : toBlock;
+    const logs = await ctx.publicClient.getLogs({ address: ctx.deployment.settlement, event, fromBlock: from, toBlock: to });
+    for (const l of logs) {
+      if (l.removed) continue;
+      out.push({ batchId: bytes32ToUuid(l.args.batchId!), txHash: l.transactionHash, blockNumber: l.blockNumber, blockHash: l.blockHash, logIndex: l.logIndex });
+    }
+  }
+  return out;
+}
+
 export type ConfirmationResult =
   | { status: 'confirmed'; txHash: Hash; blockNumber: bigint; blockHash: Hash; gasUsed: bigint; confirmedAt: number }
   | { status: 'reverted'; txHash: Hash; blockNumber: bigint }

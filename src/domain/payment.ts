@@ -126,7 +126,7 @@ export function settledPaymentState(o: PaymentOutcome, attempts = 1): PaymentSta
  */
 export interface BatchView {
   _id: string;
-  status: 'SUBMITTED' | 'CONFIRMED' | 'FAILED' | 'RETRYING' | 'HALTED';
+  status: 'SUBMITTED' | 'CONFIRMED' | 'FAILED' | 'RETRYING' | 'HALTED' | 'ABANDONED';
   transaction?: string;
   blockNumber?: string;
   confirmedAt?: Date;
@@ -136,6 +136,7 @@ export interface BatchView {
 export function paymentStateInBatch(b: BatchView): PaymentState {
   switch (b.status) {
     case 'RETRYING':
+    case 'ABANDONED':
       return { status: 'QUEUED', attempts: 1 };
     case 'SUBMITTED':
     case 'HALTED':

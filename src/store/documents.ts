@@ -301,7 +301,12 @@ export interface BatchSetDoc {
   at: Date;
 }
 
-export type BatchStatus = 'SUBMITTED' | 'CONFIRMED' | 'FAILED' | 'RETRYING' | 'HALTED';
+/**
+ * ABANDONED: a decided set no shard works on and the chain never settled (its gather was lost with
+ * a Temporal restored older than the store): its claims are released, its payments ride in later
+ * batches (src/settlement/chain-resync.ts).
+ */
+export type BatchStatus = 'SUBMITTED' | 'CONFIRMED' | 'FAILED' | 'RETRYING' | 'HALTED' | 'ABANDONED';
 
 /** A shard's batch as its workflow last saw it: what status polls read for every payment in it. */
 export interface BatchDoc {
@@ -338,6 +343,8 @@ export interface ShardStatusDoc {
   versionsRev?: string;
   /** `voids-<YYYYMMDDHHmm>` / `refunds-<YYYYMMDDHHmm>`: the payments voided (a refund announced for) in that minute, for polls in every API process. */
   paymentIds?: string[];
+  /** `chain-resync`: the last block the chain resync covered (decimal). */
+  block?: string;
   at: Date;
 }
 

@@ -145,7 +145,7 @@ export function findBatch(c: Collections, batchId: string): Promise<BatchDoc | n
 const RECORD_ATTEMPTS = 5;
 
 /** A batch record that says how the batch ended; it never changes after (recordBatch). */
-export const isFinishedBatch = (status: BatchStatus): boolean => status === 'CONFIRMED' || status === 'FAILED';
+export const isFinishedBatch = (status: BatchStatus): boolean => status === 'CONFIRMED' || status === 'FAILED' || status === 'ABANDONED';
 
 /**
  * Records the batch's state for polls; written only by its shard's activities. A finished record
@@ -179,6 +179,18 @@ export async function recordBatch(c: Collections, doc: Omit<BatchDoc, 'updatedAt
     if ((await c.batches.updateOne({ _id, status: current.status }, { $set: set })).matchedCount === 1) return true;
   }
   throw new Error(`the record of batch ${_id} kept changing under its ${doc.status} write`);
+}
+
+const RESYNC_CHECKPOINT = 'chain-resync';
+
+/** The last block the chain resync covered (src/settlement/chain-resync.ts), or null before the first. */
+export async function readResyncCheckpoint(c: Collections): Promise<bigint | null> {
+  const doc = await c.shardStatus.findOne({ _id: RESYNC_CHECKPOINT });
+  return doc?.block === undefined ? null : BigInt(doc.block);
+}
+
+export async function writeResyncCheckpoint(c: Collections, block: bigint): Promise<void> {
+  await c.shardStatus.updateOne({ _id: RESYNC_CHECKPOINT }, { $set: { block: block.toString(), at: new Date() } }, { upsert: true });
 }
 
 export async function recordShardBacklog(c: Collections, shard: number, pending: number): Promise<void> {

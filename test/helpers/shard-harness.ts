@@ -151,6 +151,14 @@ export async function queueAccepted(h: ShardHarness, count: number, amount = 1_0
     at: new Date(at.getTime() + i),
   }));
   await h.store.c.settlementQueue(0).insertMany(entries);
+  // The payments as capture stores them (the chain resync builds a batch's entries from them).
+  await h.store.c.payments.insertMany(
+    entries.map((e) => ({
+      _id: e._id, voucherId: randomUUID(), spendIntentId: e.spendIntentId, merchantId: e.merchantId, borrowerId: e.borrowerId, operationalAgentId: randomUUID(),
+      payTo: e.payTo, amount: e.amount, asset: e.workflow.asset, network: e.workflow.network, orderRef: e.workflow.orderRef, resource: 'https://merchant.example/r',
+      idempotencyKey: randomUUID(), status: 'CAPTURING' as const, capturedAt: e.at, updatedAt: e.at, outcomeIn: 'batch' as const,
+    })),
+  );
   await h.store.c.spendIntentFates.insertMany(entries.map((e) => ({ _id: e.spendIntentId, fate: 'CONSUMED' as const, paymentId: e._id, at })));
   return entries;
 }

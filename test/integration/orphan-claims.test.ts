@@ -34,7 +34,7 @@ describe('settlement: a claim orphaned by a batch that ended without its payment
     await claim(voided!, voidClaimId(voided!));
 
     const sorted = await sortForeignClaims(w.store.c, [listed!, orphan!, unrecorded!, submittedWithout!, voided!, unclaimed!]);
-    assert.deepEqual(sorted, { voided: [voided], elsewhere: [listed], released: [orphan], undecided: [unrecorded, submittedWithout, unclaimed] });
+    assert.deepEqual(sorted, { voided: [voided], elsewhere: [listed], inBatch: [], released: [orphan], undecided: [unrecorded, submittedWithout, unclaimed] });
 
     const left = new Set((await findClaims(w.store.c, [listed!, orphan!, unrecorded!, submittedWithout!, voided!])).map((c) => c._id));
     assert.deepEqual([...left].sort(), [listed!, unrecorded!, submittedWithout!, voided!].sort(), "only the orphan's claim is gone");
@@ -51,7 +51,7 @@ describe('settlement: a claim orphaned by a batch that ended without its payment
     assert.ok(racing.every((s) => s.released.includes(payment)));
     const next = newId();
     await claimForBatch(w.store.c, next, [payment]);
-    assert.deepEqual(await sortForeignClaims(w.store.c, [payment]), { voided: [], elsewhere: [], released: [], undecided: [payment] }, 'a batch not recorded yet is waited for');
+    assert.deepEqual(await sortForeignClaims(w.store.c, [payment]), { voided: [], elsewhere: [], inBatch: [], released: [], undecided: [payment] }, 'a batch not recorded yet is waited for');
     assert.equal((await findClaims(w.store.c, [payment]))[0]?.batchId, next, "the new batch's claim stands");
   });
 });

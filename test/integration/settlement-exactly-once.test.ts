@@ -4,7 +4,8 @@ import type { ShardSettlement } from '../../src/settlement/shard.js';
 import { submitSettleBatch } from '../../src/chain/settlement.js';
 import { sortForeignClaims } from '../../src/settlement/foreign-claims.js';
 import { decideBatchSet, findBatchSet } from '../../src/store/batch-sets.js';
-import { claimForBatch, findBatch, findClaims } from '../../src/store/settlement-queue.js';
+import { claimForBatch, findBatch, findClaims, writeResyncCheckpoint } from '../../src/store/settlement-queue.js';
+import { resyncFromChain } from '../../src/settlement/chain-resync.js';
 import { newId } from '@credit-facilitator/wire/ids';
 import { assertChainAgrees, heldStep, newShard, queueAccepted, shardHarness, type ShardHarness } from '../helpers/shard-harness.js';
 import { world, type World } from '../helpers/world.js';
@@ -135,12 +136,59 @@ describe('settlement: one set per batch, decided once and checked against the ch
     await claimForBatch(h.store.c, batchId, [listed!._id, stray!._id]);
     await decideBatchSet(h.store.c, batchId, 0, [listed!]);
     const sorted = await sortForeignClaims(h.store.c, [listed!._id, stray!._id]);
-    assert.deepEqual(sorted, { voided: [], elsewhere: [listed!._id], released: [stray!._id], undecided: [] });
+    assert.deepEqual(sorted, { voided: [], elsewhere: [], inBatch: [listed!._id], released: [stray!._id], undecided: [] }, 'a batch still going keeps its listed payment queued; the unlisted claim is released');
 
     const empty = newId();
     assert.deepEqual((await decideBatchSet(h.store.c, empty, 0, [])).entries, []);
     const gathered = await newShard(h).gatherBatch({ ...GATHER, batchId: empty }, heldStep(), 3);
     assert.deepEqual(gathered.paymentIds, [], 'a later attempt of a batch decided empty returns it empty at once');
     assert.deepEqual((await findBatchSet(h.store.c, empty))?.entries, []);
+  });
+
+  describe('after a restore whose copies were taken moments apart, the chain resync', function () {
+    it('ends a batch the chain settled but the store copy never recorded: its payments are never gathered again', async function () {
+      const shard = newShard(h);
+      const before = await w.publicClient.getBlockNumber();
+      await writeResyncCheckpoint(h.store.c, before);
+      const entries = await queueAccepted(h, 2);
+      const batchId = newId();
+      const gathered = await shard.gatherBatch({ ...GATHER, batchId }, heldStep(), 1);
+      const ref = { shard: 0, batchId, paymentIds: gathered.paymentIds, queues: gathered.queues };
+      const sent = await shard.submitBatch(ref, heldStep());
+      assert.equal((await shard.confirmBatch({ ...ref, transaction: sent.transaction ?? null }, heldStep())).status, 'confirmed');
+      // The store as copied before that batch: no set, no claims, no record; the payments still queued.
+      await h.store.c.batchSets.deleteOne({ _id: batchId });
+      await h.store.c.settlementClaims.deleteMany({ _id: { $in: gathered.paymentIds } });
+      await h.store.c.batches.deleteOne({ _id: batchId });
+
+      const logs: string[] = [];
+      const report = await resyncFromChain(h.deps, newShard(h), (msg) => logs.push(msg));
+      assert.ok(report.settledOnChain.includes(batchId), `the resync ended the batch: ${JSON.stringify(report)}`);
+      assert.equal((await findBatch(h.store.c, batchId))?.status, 'CONFIRMED');
+      assert.deepEqual((await findClaims(h.store.c, gathered.paymentIds)).map((cl) => cl.batchId), [batchId, batchId]);
+      assert.equal(await h.store.c.settlementQueue(0).countDocuments({ _id: { $in: entries.map((e) => e._id) } }), 0, 'dequeued: no later batch gathers them');
+      await assertChainAgrees(h, w, gathered.paymentIds);
+    });
+
+    it('abandons a decided set no shard runs and the chain never settled: its payments settle once, in a later batch', async function () {
+      await writeResyncCheckpoint(h.store.c, await w.publicClient.getBlockNumber());
+      const entries = await queueAccepted(h, 2);
+      const ids = entries.map((e) => e._id);
+      const lost = newId(); // gathered by a shard run that Temporal's older copy does not have
+      await claimForBatch(h.store.c, lost, ids);
+      await decideBatchSet(h.store.c, lost, 0, entries);
+
+      const report = await resyncFromChain(h.deps, newShard(h), () => undefined);
+      assert.deepEqual(report.abandoned, [lost]);
+      assert.equal((await findBatch(h.store.c, lost))?.status, 'ABANDONED');
+      assert.equal((await findClaims(h.store.c, ids)).length, 0, 'its claims are released');
+
+      const shard = newShard(h);
+      const next = newId();
+      const gathered = await shard.gatherBatch({ ...GATHER, batchId: next }, heldStep(), 1);
+      assert.deepEqual([...gathered.paymentIds].sort(), [...ids].sort());
+      assert.equal((await settleGathered(shard, next, gathered)).status, 'confirmed');
+      await assertChainAgrees(h, w, ids);
+    });
   });
 });

@@ -43,7 +43,7 @@ export const PaymentListSchema = z.object({
 
 export const BatchViewSchema = z.object({
   batchId: z.string(),
-  status: z.enum(['SUBMITTED', 'CONFIRMED', 'FAILED', 'RETRYING', 'HALTED']).describe('HALTED: the batch settled on chain with content other than its recorded set; the shard stopped at it for an operator, and its payments read SUBMITTED'),
+  status: z.enum(['SUBMITTED', 'CONFIRMED', 'FAILED', 'RETRYING', 'HALTED', 'ABANDONED']).describe('HALTED: the batch settled on chain with content other than its recorded set; the shard stopped at it for an operator, and its payments read SUBMITTED. ABANDONED: never sent, its payments released to later batches (after a restore)'),
   transaction: z.string().optional(),
   blockNumber: z.string().optional(),
   confirmedAt: IsoTime.optional(),

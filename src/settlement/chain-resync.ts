@@ -1,0 +1,117 @@
+import { findBatchSettlement, readPaymentSettledEvents, settledBatchesBetween, type SettledBatchLog } from '../chain/settlement.js';
+import type { BatchOutcome } from '../domain/payment.js';
+import { batchSetIds, decideBatchSet, findBatchSets } from '../store/batch-sets.js';
+import { findByIds } from '../store/find-by-ids.js';
+import type { SettlementQueueDoc } from '../store/documents.js';
+import { allQueues, claimForBatch, findBatches, findClaims, isFinishedBatch, queueEntryOf, readQueues, readResyncCheckpoint, recordBatch, releaseClaims, shardOf, writeResyncCheckpoint } from '../store/settlement-queue.js';
+import { batchIdsOfRunningShards } from '../temporal/shard-batches.js';
+import type { ShardDeps, ShardSettlement } from './shard.js';
+
+export interface ResyncReport {
+  fromBlock: string;
+  toBlock: string;
+  /** Batches the chain settled that the store had not recorded CONFIRMED: now decided, claimed and ended. */
+  settledOnChain: string[];
+  /** Decided sets no running shard knows and the chain never settled: recorded ABANDONED, their claims released. */
+  abandoned: string[];
+  /** Payments the chain settled that the store does not know, or that another batch claims: an operator's to look at. */
+  conflicts: string[];
+}
+
+type Log = (msg: string, fields: Record<string, unknown>) => void;
+
+/**
+ * Brings the store in line with the chain and with the shards Temporal runs, for a store, a
+ * Temporal and a chain restored from copies taken moments apart (docs/operations.md, "Backup and
+ * restore"). The worker runs it before it polls, so no shard gathers first:
+ * - a batch the chain settled (BatchSettled since the last resync) that the store does not record
+ *   CONFIRMED gets its set and claims from the chain's PaymentSettled events, then is ended as its
+ *   shard would have ended it (record, credit, ledger, webhooks, payment workflows told, dequeued),
+ *   so its payments are never gathered again;
+ * - a decided set that a queued payment's claim names, which no running shard names and the chain
+ *   never settled, is recorded ABANDONED and its claims released, so later batches take them.
+ */
+export async function resyncFromChain(deps: ShardDeps, shard: ShardSettlement, log: Log): Promise<ResyncReport> {
+  const c = deps.store.c;
+  const ctx = deps.chain;
+  const head = await ctx.publicClient.getBlockNumber({ cacheTime: 0 });
+  const checkpoint = await readResyncCheckpoint(c);
+  const fromBlock = checkpoint === null ? BigInt(ctx.deployment.deployBlock) : checkpoint + 1n;
+  const report: ResyncReport = { fromBlock: fromBlock.toString(), toBlock: head.toString(), settledOnChain: [], abandoned: [], conflicts: [] };
+
+  // A batch a running shard names is that shard's to finish, whatever the chain says of it.
+  const known = await batchIdsOfRunningShards(deps.temporal);
+  const settled = fromBlock <= head ? await settledBatchesBetween(ctx, fromBlock, head) : [];
+  const records = new Map((await findBatches(c, settled.map((b) => b.batchId))).map((b) => [b._id, b]));
+  for (const b of settled) {
+    if (records.get(b.batchId)?.status === 'CONFIRMED' || known.has(b.batchId)) continue;
+    if (await endSettledBatch(deps, shard, b, report, log)) report.settledOnChain.push(b.batchId);
+  }
+
+  await sortLostSets(deps, shard, known, report, log);
+  await writeResyncCheckpoint(c, head);
+  return report;
+}
+
+/** Decides, claims and ends one batch the chain settled; false when a conflict leaves it to an operator. */
+async function endSettledBatch(deps: ShardDeps, shard: ShardSettlement, b: SettledBatchLog, report: ResyncReport, log: Log): Promise<boolean> {
+  const c = deps.store.c;
+  const events = await readPaymentSettledEvents(deps.chain, b.txHash);
+  const ids = events.map((e) => e.paymentId);
+  const payments = new Map((await findByIds(c.payments, ids)).map((d) => [d._id, d]));
+  const unknown = ids.filter((id) => !payments.has(id));
+  if (unknown.length > 0) {
+    report.conflicts.push(...unknown);
+    log('RESYNC CONFLICT: the chain settled payments the store does not know', { batchId: b.batchId, transaction: b.txHash, paymentIds: unknown });
+    return false;
+  }
+  const entries: SettlementQueueDoc[] = ids.map((id) => queueEntryOf(payments.get(id)!));
+  const set = await decideBatchSet(c, b.batchId, shardOf(ids[0]!, deps.shards ?? 1), entries);
+  if (batchSetIds(set).join() !== ids.join()) {
+    report.conflicts.push(...ids);
+    log('RESYNC CONFLICT: a batch settled on chain with content other than its decided set', { batchId: b.batchId, transaction: b.txHash });
+    return false;
+  }
+  const held = await claimForBatch(c, b.batchId, ids);
+  const taken = ids.filter((id) => !held.has(id));
+  if (taken.length > 0) {
+    report.conflicts.push(...taken);
+    log('RESYNC CONFLICT: payments the chain settled in one batch are claimed by another', { batchId: b.batchId, transaction: b.txHash, paymentIds: taken });
+    return false;
+  }
+  const block = await deps.chain.publicClient.getBlock({ blockNumber: b.blockNumber });
+  const outcome: BatchOutcome = { status: 'CONFIRMED', batchId: b.batchId, transaction: b.txHash, blockNumber: b.blockNumber.toString(), confirmedAt: new Date(Number(block.timestamp) * 1000).toISOString() };
+  const ref = { shard: set.shard, batchId: b.batchId, paymentIds: ids, queues: await allQueues(deps.store.db) };
+  await shard.endBatch({ ...ref, outcome, notify: 'separately' });
+  await shard.notifyBatch({ ...ref, outcome });
+  log('resync: a batch the chain settled is ended in the store', { batchId: b.batchId, transaction: b.txHash, payments: ids.length });
+  return true;
+}
+
+/**
+ * The sets queued payments' claims name that nobody ended and no running shard knows: ended as
+ * CONFIRMED when the chain settled them, else ABANDONED.
+ */
+async function sortLostSets(deps: ShardDeps, shard: ShardSettlement, known: ReadonlySet<string>, report: ResyncReport, log: Log): Promise<void> {
+  const c = deps.store.c;
+  const queued = await readQueues(c, await allQueues(deps.store.db));
+  const claims = await findClaims(c, queued.map((e) => e._id));
+  const batchIds = [...new Set(claims.map((cl) => cl.batchId).filter((id) => !id.startsWith('void:')))];
+  if (batchIds.length === 0) return;
+  const sets = await findBatchSets(c, batchIds);
+  const finished = new Set((await findBatches(c, batchIds)).filter((b) => isFinishedBatch(b.status)).map((b) => b._id));
+  const open = sets.filter((s) => !finished.has(s._id));
+  for (const set of open) {
+    if (known.has(set._id)) continue;
+    const ids = batchSetIds(set);
+    const onChain = await findBatchSettlement(deps.chain, set._id);
+    if (onChain) {
+      if (await endSettledBatch(deps, shard, { ...onChain, batchId: set._id }, report, log)) report.settledOnChain.push(set._id);
+      continue;
+    }
+    await recordBatch(c, { _id: set._id, shard: set.shard, status: 'ABANDONED', payments: ids.length, paymentIds: ids, failureReason: 'no shard runs this batch and the chain never settled it: its payments go in later batches' });
+    await releaseClaims(c, set._id, ids);
+    report.abandoned.push(set._id);
+    log('resync: a batch no shard runs and the chain never settled is abandoned; its payments go in later batches', { batchId: set._id, payments: ids.length });
+  }
+}
