@@ -1,9 +1,9 @@
-import { findBatchSettlement, readPaymentSettledEvents, settledBatchesBetween, type SettledBatchLog } from '../chain/settlement.js';
+import { findBatchSettlement, readPaymentSettledEvents, settledBatchesBetween, settledContentOf, submitSettleBatch, type SettledBatchLog, type SettlementItem } from '../chain/settlement.js';
 import type { BatchOutcome } from '../domain/payment.js';
 import { batchSetIds, decideBatchSet, findBatchSets } from '../store/batch-sets.js';
 import { findByIds } from '../store/find-by-ids.js';
 import type { SettlementQueueDoc } from '../store/documents.js';
-import { allQueues, claimForBatch, findBatches, findClaims, isFinishedBatch, queueEntryOf, readQueues, readResyncCheckpoint, recordBatch, releaseClaims, shardOf, writeResyncCheckpoint } from '../store/settlement-queue.js';
+import { allQueues, announceBatch, claimForBatch, findBatches, findClaims, isFinishedBatch, queueEntryOf, readQueues, readResyncCheckpoint, readSettlementBoard, recordBatch, releaseClaims, shardOf, writeResyncCheckpoint } from '../store/settlement-queue.js';
 import { batchIdsOfRunningShards } from '../temporal/shard-batches.js';
 import type { ShardDeps, ShardSettlement } from './shard.js';
 
@@ -14,6 +14,8 @@ export interface ResyncReport {
   settledOnChain: string[];
   /** Decided sets no running shard knows and the chain never settled: recorded ABANDONED, their claims released. */
   abandoned: string[];
+  /** Batches the store recorded CONFIRMED that the chain (a copy older than the store) lacks: sent again with their set. */
+  resent: string[];
   /** Payments the chain settled that the store does not know, or that another batch claims: an operator's to look at. */
   conflicts: string[];
 }
@@ -29,7 +31,10 @@ type Log = (msg: string, fields: Record<string, unknown>) => void;
  *   shard would have ended it (record, credit, ledger, webhooks, payment workflows told, dequeued),
  *   so its payments are never gathered again;
  * - a decided set that a queued payment's claim names, which no running shard names and the chain
- *   never settled, is recorded ABANDONED and its claims released, so later batches take them.
+ *   never settled, is recorded ABANDONED and its claims released, so later batches take them;
+ * - a batch among the shards' latest that the store recorded CONFIRMED but the chain lacks (a chain
+ *   copy older than the store's) is sent again, exactly its set, and its record moves to the new
+ *   transaction.
  */
 export async function resyncFromChain(deps: ShardDeps, shard: ShardSettlement, log: Log): Promise<ResyncReport> {
   const c = deps.store.c;
@@ -37,7 +42,7 @@ export async function resyncFromChain(deps: ShardDeps, shard: ShardSettlement, l
   const head = await ctx.publicClient.getBlockNumber({ cacheTime: 0 });
   const checkpoint = await readResyncCheckpoint(c);
   const fromBlock = checkpoint === null ? BigInt(ctx.deployment.deployBlock) : checkpoint + 1n;
-  const report: ResyncReport = { fromBlock: fromBlock.toString(), toBlock: head.toString(), settledOnChain: [], abandoned: [], conflicts: [] };
+  const report: ResyncReport = { fromBlock: fromBlock.toString(), toBlock: head.toString(), settledOnChain: [], abandoned: [], resent: [], conflicts: [] };
 
   // A batch a running shard names is that shard's to finish, whatever the chain says of it.
   const known = await batchIdsOfRunningShards(deps.temporal);
@@ -49,6 +54,7 @@ export async function resyncFromChain(deps: ShardDeps, shard: ShardSettlement, l
   }
 
   await sortLostSets(deps, shard, known, report, log);
+  await resendConfirmedMissingOnChain(deps, report, log);
   await writeResyncCheckpoint(c, head);
   return report;
 }
@@ -113,5 +119,43 @@ async function sortLostSets(deps: ShardDeps, shard: ShardSettlement, known: Read
     await releaseClaims(c, set._id, ids);
     report.abandoned.push(set._id);
     log('resync: a batch no shard runs and the chain never settled is abandoned; its payments go in later batches', { batchId: set._id, payments: ids.length });
+  }
+}
+
+const itemOf = (e: SettlementQueueDoc): SettlementItem => ({ paymentId: e._id, borrowerId: e.borrowerId, merchantId: e.merchantId, payTo: e.payTo as `0x${string}`, amount: BigInt(e.amount) });
+
+/** The shards' latest CONFIRMED batches (their boards) that the chain does not hold: sent again with their decided set. */
+async function resendConfirmedMissingOnChain(deps: ShardDeps, report: ResyncReport, log: Log): Promise<void> {
+  const c = deps.store.c;
+  const board = await readSettlementBoard(c, deps.shards ?? 1, new Date());
+  const confirmed = (await findBatches(c, board.batchIds)).filter((b) => b.status === 'CONFIRMED');
+  if (confirmed.length === 0) return;
+  const sets = new Map((await findBatchSets(c, confirmed.map((b) => b._id))).map((s) => [s._id, s]));
+  for (const record of confirmed) {
+    const set = sets.get(record._id);
+    if (!set || set.entries.length === 0) continue; // a batch from before sets: nothing to send it again from
+    const items = set.entries.map(itemOf);
+    const content = await settledContentOf(deps.chain, record._id, items);
+    if (content.matches) continue;
+    if (!/^0x0+$/.test(content.onChain)) {
+      report.conflicts.push(...batchSetIds(set));
+      log('RESYNC CONFLICT: a batch the store recorded CONFIRMED settled on chain with other content', { batchId: record._id, onChainRoot: content.onChain, setRoot: content.expected });
+      continue;
+    }
+    const sent = await submitSettleBatch(deps.chain, record._id, items);
+    const found = sent.kind === 'sent' ? null : await findBatchSettlement(deps.chain, record._id);
+    const hash = sent.kind === 'sent' ? sent.txHash : found?.txHash;
+    if (!hash) continue;
+    const receipt = await deps.chain.publicClient.waitForTransactionReceipt({ hash, timeout: 120_000 });
+    if (receipt.status !== 'success') {
+      log('RESYNC CONFLICT: sending a CONFIRMED batch again reverted', { batchId: record._id, transaction: hash });
+      report.conflicts.push(...batchSetIds(set));
+      continue;
+    }
+    const block = await deps.chain.publicClient.getBlock({ blockNumber: receipt.blockNumber });
+    await recordBatch(c, { ...record, transaction: hash, blockNumber: receipt.blockNumber.toString(), confirmedAt: new Date(Number(block.timestamp) * 1000) });
+    await announceBatch(c, record.shard, record._id);
+    report.resent.push(record._id);
+    log('resync: a CONFIRMED batch the chain copy lacked is sent again', { batchId: record._id, transaction: hash, payments: set.entries.length });
   }
 }

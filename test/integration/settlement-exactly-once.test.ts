@@ -4,7 +4,7 @@ import type { ShardSettlement } from '../../src/settlement/shard.js';
 import { submitSettleBatch } from '../../src/chain/settlement.js';
 import { sortForeignClaims } from '../../src/settlement/foreign-claims.js';
 import { decideBatchSet, findBatchSet } from '../../src/store/batch-sets.js';
-import { claimForBatch, findBatch, findClaims, writeResyncCheckpoint } from '../../src/store/settlement-queue.js';
+import { announceBatch, claimForBatch, findBatch, findClaims, recordBatch, writeResyncCheckpoint } from '../../src/store/settlement-queue.js';
 import { resyncFromChain } from '../../src/settlement/chain-resync.js';
 import { newId } from '@credit-facilitator/wire/ids';
 import { assertChainAgrees, heldStep, newShard, queueAccepted, shardHarness, type ShardHarness } from '../helpers/shard-harness.js';
@@ -189,6 +189,25 @@ describe('settlement: one set per batch, decided once and checked against the ch
       assert.deepEqual([...gathered.paymentIds].sort(), [...ids].sort());
       assert.equal((await settleGathered(shard, next, gathered)).status, 'confirmed');
       await assertChainAgrees(h, w, ids);
+    });
+
+    it('sends again, exactly its set, a batch the store recorded CONFIRMED that the chain copy lacks', async function () {
+      await writeResyncCheckpoint(h.store.c, await w.publicClient.getBlockNumber());
+      const entries = await queueAccepted(h, 2);
+      const ids = entries.map((e) => e._id);
+      const batchId = newId(); // ended in the store after the chain was copied
+      await claimForBatch(h.store.c, batchId, ids);
+      await decideBatchSet(h.store.c, batchId, 0, entries);
+      await recordBatch(h.store.c, { _id: batchId, shard: 0, status: 'CONFIRMED', payments: 2, paymentIds: ids, transaction: `0x${'ee'.repeat(32)}`, blockNumber: '1', confirmedAt: new Date() });
+      await announceBatch(h.store.c, 0, batchId);
+      await h.store.c.settlementQueue(0).deleteMany({ _id: { $in: ids } });
+
+      const report = await resyncFromChain(h.deps, newShard(h), () => undefined);
+      assert.deepEqual(report.resent, [batchId]);
+      const record = await findBatch(h.store.c, batchId);
+      assert.notEqual(record?.transaction, `0x${'ee'.repeat(32)}`, 'the record moved to the transaction that paid');
+      await assertChainAgrees(h, w, ids);
+      assert.deepEqual((await resyncFromChain(h.deps, newShard(h), () => undefined)).resent, [], 'a second resync sends nothing');
     });
   });
 });

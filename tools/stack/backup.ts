@@ -10,15 +10,17 @@ const run = promisify(execFile);
 
 /**
  * Backup and restore of the embedded stack's data directory while it runs (docs/operations.md).
- * Each SQLite database (Temporal's temporal.db, the store's ferretdb/*.sqlite) is copied with
- * VACUUM INTO, a consistent copy at one instant; then the chain's state (anvil_dumpState when the
- * node answers, else the state file anvil writes every few seconds); then the small files
+ * The chain's state first (anvil_dumpState when the node answers, else the state file anvil writes
+ * every few seconds); then each SQLite database (Temporal's temporal.db, then the store's
+ * ferretdb/*.sqlite) with VACUUM INTO, a consistent copy at one instant; then the small files
  * (deployment.json, dev keys). The cluster topology keeps Temporal and the store on one PostgreSQL
- * instead: cluster/postgres-backup.ts copies it whole, at one instant, in their place. Temporal
- * first, the store next, the chain last: every step of the
- * money path is idempotent against the chain, so a restored stack reconciles the few seconds
- * between the copies by itself (a batch the chain has but the store does not know is found by its
- * batchId; one the store sent but the chain lacks is sent again).
+ * instead: cluster/postgres-backup.ts copies it whole, at one instant, in their place. Chain first,
+ * Temporal next, the store last, so each copy knows at least what the one before it did: every
+ * batch Temporal names has its decided set in the store, and every batch the chain settled is one
+ * the store decided. The worker's chain resync (src/settlement/chain-resync.ts) then reconciles the
+ * seconds between them: a batch the store recorded CONFIRMED that the chain copy lacks is sent
+ * again with its set, one the chain settled that the store never recorded is ended, and a set no
+ * shard of the Temporal copy names is abandoned to later batches.
  */
 export interface BackupManifest {
   createdAt: string;
@@ -67,11 +69,9 @@ export async function backupStack(o: { dataDir: string; to: string; rpcUrl?: str
     await run(launcher, ['sqlite-backup', join(o.dataDir, relative), target]);
     sqlite.push(relative);
   };
-  if (existsSync(join(o.dataDir, 'temporal.db'))) await copySqlite('temporal.db');
-  const storeDir = join(o.dataDir, 'ferretdb');
-  if (existsSync(storeDir)) for (const f of readdirSync(storeDir).filter((n) => n.endsWith('.sqlite')).sort()) await copySqlite(join('ferretdb', f));
-  const cluster = await backupClusterPostgres(o.dataDir, o.to, log);
-
+  // The chain first: what it settled after its copy the restored store still has (each batch's
+  // decided set), so the restored stack sends it again; the other way round the chain could hold
+  // payments the store never heard of.
   let chainState: BackupManifest['chainState'] = 'none';
   const dumped = o.rpcUrl ? await anvilDump(o.rpcUrl) : null;
   if (dumped !== null) {
@@ -81,6 +81,10 @@ export async function backupStack(o: { dataDir: string; to: string; rpcUrl?: str
     copyFileSync(join(o.dataDir, 'anvil-state.json'), join(o.to, 'anvil-state.json'));
     chainState = 'state file';
   }
+  if (existsSync(join(o.dataDir, 'temporal.db'))) await copySqlite('temporal.db');
+  const storeDir = join(o.dataDir, 'ferretdb');
+  if (existsSync(storeDir)) for (const f of readdirSync(storeDir).filter((n) => n.endsWith('.sqlite')).sort()) await copySqlite(join('ferretdb', f));
+  const cluster = await backupClusterPostgres(o.dataDir, o.to, log);
 
   const files: string[] = [];
   for (const name of readdirSync(o.dataDir).sort()) {
