@@ -1,4 +1,5 @@
-import { context, propagation, ROOT_CONTEXT, SpanStatusCode, trace, type Context, type Link, type Span, type SpanOptions } from '@opentelemetry/api';
+import { context, defaultTextMapGetter, defaultTextMapSetter, ROOT_CONTEXT, SpanStatusCode, trace, type Context, type Link, type Span, type SpanOptions } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
 
 /**
  * The spans the product makes itself, through OpenTelemetry's API. Until tracing-setup.ts registers
@@ -17,6 +18,8 @@ export function markTracingOn(): void {
 }
 
 export const tracer = trace.getTracer('credit-facilitator');
+/** traceparent and tracestate, read and written by this module whatever propagator is registered globally. */
+const w3c = new W3CTraceContextPropagator();
 
 /** Runs `fn` in a new span, a child of the active one (or of `parent`); a throw marks the span failed. */
 export function withSpan<T>(name: string, options: SpanOptions, fn: (span: Span) => Promise<T>, parent: Context = context.active()): Promise<T> {
@@ -57,7 +60,7 @@ export function failSpan(span: Span, err: unknown): void {
 export function activeTraceparent(): string | undefined {
   if (!on) return undefined;
   const carrier: Record<string, string> = {};
-  propagation.inject(context.active(), carrier);
+  w3c.inject(context.active(), carrier, defaultTextMapSetter);
   return carrier.traceparent;
 }
 
@@ -66,7 +69,7 @@ export function contextOfHeaders(headers: { traceparent?: string | undefined; tr
   if (!headers.traceparent) return ROOT_CONTEXT;
   const carrier: Record<string, string> = { traceparent: headers.traceparent };
   if (headers.tracestate) carrier.tracestate = headers.tracestate;
-  return propagation.extract(ROOT_CONTEXT, carrier);
+  return w3c.extract(ROOT_CONTEXT, carrier, defaultTextMapGetter);
 }
 
 /** Links to the spans these traceparents name (the invalid and absent ones are skipped). */
