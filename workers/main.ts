@@ -16,7 +16,8 @@ import { startStoreWatchdog } from '../src/store/store-watchdog.js';
 import { webhookDestinationPolicy } from '../src/webhooks/url-policy.js';
 import { Client } from '@temporalio/client';
 import { CAPTURE_SWEEPER_WORKFLOW_ID, settlementShardWorkflowId } from '../src/temporal/definitions.js';
-import { workflowCode } from './workflow-code.js';
+import { tracedClientInterceptors, tracedWorkerOptions } from './tracing.js';
+import { startTracing } from '../src/observability/tracing-setup.js';
 import { lowerCpuPriority } from './cpu-priority.js';
 import { BacklogPriority } from './backlog-priority.js';
 import { resyncAtStart } from './resync-at-start.js';
@@ -59,6 +60,8 @@ async function main() {
   if (priority.scope === 'none' && priority.reason) logger.warn('worker CPU priority left as it was', { ...priority });
   else if (priority.reason) logger.warn('worker CPU priority lowered only in part', { ...priority });
   else if (priority.scope !== 'none') logger.info('worker CPU priority lowered', { ...priority });
+  const tracing = await startTracing(env, 'credit-facilitator-worker');
+  if (tracing) logger.info('tracing on', { endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT, protocol: env.OTEL_EXPORTER_OTLP_PROTOCOL });
   const registry = createRegistry('worker');
   const countStoreCommand = storeCommandCounter(registry);
   const store = await connectStore(env.MONGODB_URI ?? `mongodb://127.0.0.1:${env.MONGODB_PORT}/`, env.MONGODB_DB, {
@@ -70,7 +73,8 @@ async function main() {
   const storeWatchdog = startStoreWatchdog(store, { uri: storeUri, logger, onCommand: countStoreCommand });
   const connection = await NativeConnection.connect({ address: env.TEMPORAL_ADDRESS });
   // The activities' client (a signal-with-start per settled payment) shares the worker's native connection: no second gRPC stack in JS.
-  const temporal = new Client({ connection, namespace: env.TEMPORAL_NAMESPACE });
+  const clientInterceptors = tracedClientInterceptors(tracing);
+  const temporal = new Client({ connection, namespace: env.TEMPORAL_NAMESPACE, ...(clientInterceptors ? { interceptors: clientInterceptors } : {}) });
   const metrics = workerMetrics(registry);
   // A busy port costs the metrics endpoint, never the worker.
   const metricsServer =
@@ -121,7 +125,7 @@ async function main() {
     connection,
     namespace: env.TEMPORAL_NAMESPACE,
     taskQueue: env.TEMPORAL_TASK_QUEUE,
-    ...workflowCode(),
+    ...tracedWorkerOptions(tracing),
     activities,
   });
 
@@ -163,7 +167,7 @@ async function main() {
   metricsServer?.close();
   chain.nonces?.stop();
   storeWatchdog.stop();
-  await Promise.allSettled([store.close(), connection.close()]);
+  await Promise.allSettled([store.close(), connection.close(), tracing?.shutdown()]);
 }
 
 main().catch((err: unknown) => {

@@ -1,4 +1,5 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
@@ -13,6 +14,12 @@ const here = dirname(fileURLToPath(import.meta.url));
 const distRoot = join(here, '..');
 export const workflowsPath = join(distRoot, 'workflows', 'index.js');
 export const bundlePath = join(distRoot, 'workflow-bundle.js');
+/**
+ * The same workflows with Temporal's OpenTelemetry workflow interceptors, which must be bundled in:
+ * a worker with tracing on loads this one, so a worker without it runs no interceptor at all.
+ */
+export const tracedBundlePath = join(distRoot, 'workflow-bundle-traced.js');
+export const tracingInterceptorsModule = createRequire(import.meta.url).resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors');
 /** The compiled folders workflow code imports from (workflows and the pure parts of src). */
 const INPUT_DIRS = ['workflows', 'src'];
 
@@ -29,19 +36,28 @@ function newestMtimeMs(dir: string): number {
   return newest;
 }
 
-export function freshBundle(): string | undefined {
-  if (!existsSync(bundlePath)) return undefined;
-  const built = statSync(bundlePath).mtimeMs;
-  return INPUT_DIRS.every((d) => newestMtimeMs(join(distRoot, d)) <= built) ? bundlePath : undefined;
+export function freshBundle(path = bundlePath): string | undefined {
+  if (!existsSync(path)) return undefined;
+  const built = statSync(path).mtimeMs;
+  return INPUT_DIRS.every((d) => newestMtimeMs(join(distRoot, d)) <= built) ? path : undefined;
 }
 
-export type WorkflowCode = { workflowBundle: { codePath: string } } | { workflowsPath: string; bundlerOptions: { ignoreModules: string[] } };
+export type WorkflowCode =
+  | { workflowBundle: { codePath: string } }
+  | { workflowsPath: string; bundlerOptions: { ignoreModules: string[] }; interceptors?: { workflowModules: string[] } };
 
-export function workflowCode(): WorkflowCode {
-  const codePath = freshBundle();
-  return codePath ? { workflowBundle: { codePath } } : { workflowsPath, bundlerOptions: { ignoreModules } };
+/** The bundle to load, or what to bundle at start; `traced`: with the OpenTelemetry workflow interceptors. */
+export function workflowCode(traced = false): WorkflowCode {
+  const codePath = freshBundle(traced ? tracedBundlePath : bundlePath);
+  if (codePath) return { workflowBundle: { codePath } };
+  return { workflowsPath, bundlerOptions: { ignoreModules }, ...(traced ? { interceptors: { workflowModules: [tracingInterceptorsModule] } } : {}) };
 }
 
-export async function buildWorkflowBundle(): Promise<{ code: string }> {
-  return bundleWorkflowCode({ workflowsPath, ignoreModules, logger: new DefaultLogger('WARN') });
+export async function buildWorkflowBundle(traced = false): Promise<{ code: string }> {
+  return bundleWorkflowCode({
+    workflowsPath,
+    ignoreModules,
+    ...(traced ? { workflowInterceptorModules: [tracingInterceptorsModule] } : {}),
+    logger: new DefaultLogger('WARN'),
+  });
 }

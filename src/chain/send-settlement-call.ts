@@ -12,6 +12,8 @@ import { creditSettlementAbi } from './abi.js';
 import type { ChainContext } from './context.js';
 import { contractRevert, type ContractRevertedErrorClass } from './errors.js';
 import type { TxRequest } from './nonce-manager.js';
+import { SpanKind } from '@opentelemetry/api';
+import { whenTraced } from '../observability/tracing.js';
 
 type SettlementAbi = typeof creditSettlementAbi;
 type Mutability = 'nonpayable' | 'payable';
@@ -50,6 +52,16 @@ export async function sendSettlementCall<F extends SettlementFunction>(
   ctx: ChainContext,
   call: SettlementCall<F> & { sendIf?: (simulated: ResultOf<F>) => boolean },
 ): Promise<Hash | null> {
+  const attributes = { 'chain.id': ctx.deployment.chainId, 'chain.contract': ctx.deployment.settlement, 'chain.function': call.functionName };
+  return whenTraced(`chain ${call.functionName}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+    const hash = await send(ctx, call);
+    if (hash) span?.setAttribute('chain.tx.hash', hash);
+    else span?.setAttribute('chain.sent', false); // the simulation said another transaction settled it
+    return hash;
+  });
+}
+
+async function send<F extends SettlementFunction>(ctx: ChainContext, call: SettlementCall<F> & { sendIf?: (simulated: ResultOf<F>) => boolean }): Promise<Hash | null> {
   // viem cannot check a call whose function name is still a type parameter: the overloads above keep callers typed.
   const contractCall = {
     account: ctx.account,

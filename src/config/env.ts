@@ -206,6 +206,16 @@ export const EnvSchema = z.object({
   /** Payments waiting across a worker's shards at which it takes its CPU priority back (0: never). */
   WORKER_CPU_NICE_BACKLOG: z.coerce.number().int().min(0).default(500),
 
+  /**
+   * OpenTelemetry traces go to this OTLP/HTTP endpoint (e.g. http://127.0.0.1:4318; spans are sent
+   * to <endpoint>/v1/traces). Unset, nothing is traced: the API and worker keep OpenTelemetry's no-op tracer.
+   */
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalString.refine((v) => v === undefined || URL.canParse(v), 'an http(s) URL'),
+  /** OTLP encoding: `http/protobuf` (the OTLP default) or `http/json`. */
+  OTEL_EXPORTER_OTLP_PROTOCOL: z.enum(['http/protobuf', 'http/json']).default('http/protobuf'),
+  /** service.name of the spans; unset, each process names itself (credit-facilitator-api, credit-facilitator-worker). */
+  OTEL_SERVICE_NAME: optionalString,
+
   DEV_TOOLS: boolFromEnv(true),
   /** Adds a Server-Timing header with the capture's phases (auth, rate limit, store, workflow); for profiling. */
   SERVER_TIMING: boolFromEnv(false),

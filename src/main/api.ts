@@ -22,11 +22,15 @@ import { MerchantCache } from '../store/merchant-cache.js';
 import { profileCpuIfAsked } from '../observability/cpu-profile.js';
 import { recordAcceptTimes } from '../observability/phase-timer.js';
 import { listenApi } from './listen.js';
+import { startTracing } from '../observability/tracing-setup.js';
 
 async function main() {
   profileCpuIfAsked('api');
   const env = loadEnv();
   const logger = createLogger(env.LOG_LEVEL, { service: 'api' });
+  // Before the Temporal client and the routes are made: both ask whether tracing is on.
+  const tracing = await startTracing(env, 'credit-facilitator-api');
+  if (tracing) logger.info('tracing on', { endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT, protocol: env.OTEL_EXPORTER_OTLP_PROTOCOL });
   const registry = createRegistry('api');
   const countStoreCommand = storeCommandCounter(registry);
   const store = await connectStore(env.MONGODB_URI ?? `mongodb://127.0.0.1:${env.MONGODB_PORT}/`, env.MONGODB_DB, {
@@ -84,7 +88,7 @@ async function main() {
     statusWaiters.releaseAll(); // held long polls answer now, so the servers close without waiting out their waits
     void Promise.all(servers.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))))
       .then(() => captureFinisher.drain())
-      .then(() => Promise.allSettled([store.close(), temporal.connection.close()]))
+      .then(() => Promise.allSettled([store.close(), temporal.connection.close(), tracing?.shutdown()]))
       .then(() => process.exit(0));
     setTimeout(() => process.exit(0), 5000).unref();
   };

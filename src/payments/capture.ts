@@ -19,6 +19,7 @@ import { toReceipt } from '../settlement/receipt.js';
 import { finishCapture } from './finish-capture.js';
 import { acceptedReceipt } from './status.js';
 import type { PhaseTimer } from '../observability/phase-timer.js';
+import { activeTraceparent, tracingOn, withSpan } from '../observability/tracing.js';
 
 export interface CaptureRequest {
   merchantId: string;
@@ -41,7 +42,17 @@ export interface CaptureResult {
  * payment. The answer waits for the durable writes only (key, voucher, spend intent); the payment
  * workflow starts right after it (finish-capture.ts). See docs/design.md "Money path".
  */
-export async function capturePayment(deps: PaymentDeps, req: CaptureRequest): Promise<CaptureResult> {
+export function capturePayment(deps: PaymentDeps, req: CaptureRequest): Promise<CaptureResult> {
+  if (!tracingOn()) return capture(deps, req, undefined);
+  return withSpan('capture', { attributes: { 'x402.merchant.id': req.merchantId } }, async (span) => {
+    // The payment's settlement queue entry keeps this span's context: its batch's spans link back to it.
+    const result = await capture(deps, req, activeTraceparent());
+    span.setAttributes({ 'x402.payment.id': result.receipt.paymentId, 'x402.capture.replayed': result.replayed });
+    return result;
+  });
+}
+
+async function capture(deps: PaymentDeps, req: CaptureRequest, traceparent: string | undefined): Promise<CaptureResult> {
   const c = deps.store.c;
   const now = new Date(deps.nowMs());
   const keyId = idempotencyId(req.merchantId, req.idempotencyKey);
@@ -65,8 +76,8 @@ export async function capturePayment(deps: PaymentDeps, req: CaptureRequest): Pr
   if (current) return { receipt: current, replayed };
 
   try {
-    if (existing) return { receipt: await accept(deps, existing, req.timer), replayed };
-    const { doc, lostReason } = await admit(deps, req, paymentId, now, claim.kind === 'claimed' ? prefetched : undefined);
+    if (existing) return { receipt: await accept(deps, existing, req.timer, { traceparent }), replayed };
+    const { doc, lostReason } = await admit(deps, req, paymentId, now, claim.kind === 'claimed' ? prefetched : undefined, traceparent);
     return { receipt: await accept(deps, doc, req.timer, { queued: true, lostReason }), replayed };
   } catch (err) {
     if (claim.kind === 'claimed' && err instanceof ApiError) await releaseIdempotencyKey(c, keyId, paymentId);
@@ -95,7 +106,14 @@ type LostReason = (fate: SpendIntentFateDoc | null) => InvalidReason;
  * The spend intent's fate is not read on the way (the consume in accept() decides it); a refusal
  * reads it, so the client gets the reason a check of the fate up front gave.
  */
-async function admit(deps: PaymentDeps, req: CaptureRequest, paymentId: string, now: Date, prefetched: Prefetched): Promise<{ doc: PaymentDoc; lostReason: LostReason }> {
+async function admit(
+  deps: PaymentDeps,
+  req: CaptureRequest,
+  paymentId: string,
+  now: Date,
+  prefetched: Prefetched,
+  traceparent: string | undefined,
+): Promise<{ doc: PaymentDoc; lostReason: LostReason }> {
   const parsed = parseCreditPayload(req.body.x402Version, req.body.paymentPayload);
   if (!parsed.ok) throw ApiError.paymentRejected(parsed.reason);
   const { voucher } = parsed;
@@ -121,7 +139,7 @@ async function admit(deps: PaymentDeps, req: CaptureRequest, paymentId: string, 
 
   const doc = paymentDoc(paymentId, req, voucher, now);
   const shards = deps.env.SETTLEMENT_SHARDS;
-  const [inserted, queued] = await Promise.allSettled([insertPayment(c, doc), enqueueForSettlement(c, shards, doc)]);
+  const [inserted, queued] = await Promise.allSettled([insertPayment(c, doc), enqueueForSettlement(c, shards, doc, traceparent)]);
   if (queued.status === 'rejected') throw queued.reason;
   req.timer?.mark('claim_voucher');
   if (inserted.status === 'fulfilled') return { doc, lostReason };
@@ -139,10 +157,15 @@ async function admit(deps: PaymentDeps, req: CaptureRequest, paymentId: string, 
  * finisher is configured, before it otherwise. Enqueuing first means a crash between the two
  * leaves an entry the worker's sweeper decides, never an accepted payment nobody settles.
  */
-async function accept(deps: PaymentDeps, doc: PaymentDoc, timer?: PhaseTimer, opts: { queued?: boolean; lostReason?: LostReason } = {}): Promise<Receipt> {
+async function accept(
+  deps: PaymentDeps,
+  doc: PaymentDoc,
+  timer?: PhaseTimer,
+  opts: { queued?: boolean; lostReason?: LostReason; traceparent?: string | undefined } = {},
+): Promise<Receipt> {
   const c = deps.store.c;
   const shards = deps.env.SETTLEMENT_SHARDS;
-  if (!opts.queued) await enqueueForSettlement(c, shards, doc);
+  if (!opts.queued) await enqueueForSettlement(c, shards, doc, opts.traceparent);
   timer?.mark('enqueue');
   const consumed = await consumeSpendIntentOrFate(c, doc.spendIntentId, doc.voucherId, doc._id);
   if (consumed !== 'consumed') {

@@ -3,6 +3,7 @@ import type { PaymentOutcome } from '../domain/payment.js';
 import type { SettlementQueueDoc } from '../store/documents.js';
 import { PAYMENT_WORKFLOW_TYPE, paymentSettledSignal, type PaymentWorkflowInput } from '../temporal/definitions.js';
 import { paymentWorkflowStartOptions } from '../temporal/start-payment.js';
+import { inTraceOf } from '../observability/tracing.js';
 
 const IN_FLIGHT = 32;
 
@@ -55,13 +56,16 @@ export async function notifyOne(client: Client, taskQueue: string, e: Settlement
     ...e.workflow,
     queued: true,
   };
-  try {
-    await client.workflow.signalWithStart(PAYMENT_WORKFLOW_TYPE, {
-      ...paymentWorkflowStartOptions(taskQueue, input),
-      signal: paymentSettledSignal,
-      signalArgs: [outcome],
-    });
-  } catch (err) {
-    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-  }
+  const attributes = { 'x402.payment.id': e._id, 'x402.payment.status': outcome.status };
+  await inTraceOf(e.traceparent, 'settlement.notify_payment', { attributes }, async () => {
+    try {
+      await client.workflow.signalWithStart(PAYMENT_WORKFLOW_TYPE, {
+        ...paymentWorkflowStartOptions(taskQueue, input),
+        signal: paymentSettledSignal,
+        signalArgs: [outcome],
+      });
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    }
+  });
 }

@@ -19,6 +19,7 @@ import { notifyPayments } from './notify-payments.js';
 import { outcomeEvents } from './outcome-events.js';
 import { finalReceipt } from './receipt.js';
 import type { ConfirmationResult, SettlementDeps } from './settings.js';
+import { linksTo, whenTraced } from '../observability/tracing.js';
 
 export interface ShardDeps extends SettlementDeps {
   temporal: Client;
@@ -150,6 +151,94 @@ export function createShardSettlement(deps: ShardDeps) {
     }
   }
 
+  async function gather(input: { shard: number; shards: number; batchId: string }, step: StepContext, attempt: number): Promise<{ paymentIds: string[]; queues: number[] }> {
+    const s = deps.settings;
+    const queues = await queuesServedBy(deps.store.db, input.shard, input.shards);
+    // A retry after an attempt decided the set (and died before returning) returns that set.
+    const decided = await findBatchSet(c, input.batchId);
+    if (decided) {
+      remember(input.batchId, decided.entries);
+      return { paymentIds: batchSetIds(decided), queues };
+    }
+    const started = Date.now();
+    for (;;) {
+      const entries = await readQueues(c, queues);
+      const now = Date.now();
+      await reportBacklog(input.shard, queues, entries.length);
+      const ready = await deps.accepted.filter(c, entries);
+      const oldest = ready[0];
+      const size = batchClaimSize(ready.length, oldest && now - oldest.at.getTime(), s);
+      if (size > 0) {
+        const chosen = ready.slice(0, size);
+        const held = await claimForBatch(c, input.batchId, chosen.map((e) => e._id));
+        const taken = chosen.filter((e) => held.has(e._id));
+        // Claimed by another batch (which settles them), by a void (finished here if its request
+        // died half-way), or orphaned by a batch that ended without them (released for the next).
+        const foreign = await sortForeignClaims(c, chosen.filter((e) => !held.has(e._id)).map((e) => e._id));
+        const voided = new Set(foreign.voided);
+        await finishVoidsAmong(chosen.filter((e) => voided.has(e._id)));
+        await removeFromQueues(c, queues, [...foreign.voided, ...foreign.elsewhere]);
+        if (foreign.released.length > 0) step.log('orphaned claims released', { batchId: input.batchId, shard: input.shard, paymentIds: foreign.released });
+        if (taken.length > 0) {
+          const set = await adoptSet(input, taken, step);
+          step.log('batch claimed', { batchId: input.batchId, shard: input.shard, payments: set.length, claimedElsewhere: foreign.elsewhere.length, attempt });
+          return { paymentIds: set.map((e) => e._id), queues };
+        }
+      }
+      if (now - started >= IDLE_RETURN_MS && ready.length === 0) {
+        // Decided empty, so a stale attempt of this batch id can claim nothing for good.
+        const set = await adoptSet(input, [], step);
+        return { paymentIds: set.map((e) => e._id), queues };
+      }
+      step.heartbeat();
+      await step.sleep(gatherWaitMs({ nowMs: now, ready: ready.length, oldestAtMs: oldest?.at.getTime(), watchingSinceMs: started }, { maxPayments: s.maxPayments, maxWaitMs: s.maxWaitMs, pollMs: s.shardPollMs }));
+    }
+  }
+
+  async function submit(ref: ShardBatchRef, step: Pick<StepContext, 'log'> | undefined, onEntries?: (entries: SettlementQueueDoc[]) => void): Promise<{ transaction?: string }> {
+    await reportBacklog(ref.shard, ref.queues);
+    const entries = await batchItems(ref);
+    onEntries?.(entries);
+    const settlementItems = entries.map(settlementItemOf);
+    const sent = await submitSettleBatch(deps.chain, ref.batchId, settlementItems);
+    if (sent.kind !== 'sent') {
+      await announceBatch(c, ref.shard, ref.batchId, boards); // sent by an earlier attempt: polls learn of it from the confirmation's record
+      return {};
+    }
+    deps.metrics?.batchSize.observe(settlementItems.length);
+    const recorded = await recordBatch(c, { _id: ref.batchId, shard: ref.shard, status: 'SUBMITTED', payments: entries.length, paymentIds: ref.paymentIds, transaction: sent.txHash });
+    if (!recorded) step?.log('stale step left the ended batch record alone', { batchId: ref.batchId, step: 'submit' });
+    await announceBatch(c, ref.shard, ref.batchId, boards);
+    return { transaction: sent.txHash };
+  }
+
+  async function confirm(ref: ShardBatchRef & { transaction: string | null }, step: Pick<StepContext, 'heartbeat' | 'log'>): Promise<ConfirmationResult> {
+    const sent = { sentAt: Date.now(), payments: ref.paymentIds.length };
+    await reportBacklog(ref.shard, ref.queues);
+    const onProgress = (p: unknown) => {
+      step.heartbeat(p);
+      reportBacklog(ref.shard, ref.queues).catch(() => undefined); // best effort while waiting on the chain
+    };
+    const r = await confirmOnChain(deps, ref.batchId, ref.transaction, { sent, pollMs: 250, onProgress });
+    const base = { _id: ref.batchId, shard: ref.shard, payments: ref.paymentIds.length, paymentIds: ref.paymentIds };
+    if (r.status === 'confirmed') {
+      const content = await settledContentOf(deps.chain, ref.batchId, (await batchItems(ref)).map(settlementItemOf));
+      if (!content.matches) {
+        const reason = `batch ${ref.batchId} settled on chain (tx ${r.transaction}) with entries root ${content.onChain}, but its set of ${ref.paymentIds.length} payments has root ${content.expected}`;
+        deps.metrics?.settlementHalts.inc({ shard: String(ref.shard) });
+        step.log('SHARD HALTED: a batch settled on chain with content other than its set', { batchId: ref.batchId, shard: ref.shard, transaction: r.transaction, onChainRoot: content.onChain, setRoot: content.expected });
+        await recordBatch(c, { ...base, status: 'HALTED', transaction: r.transaction, haltReason: reason });
+        await announceBatch(c, ref.shard, ref.batchId, boards);
+        return { status: 'mismatch', transaction: r.transaction, reason };
+      }
+      await recordBatch(c, { ...base, status: 'CONFIRMED', transaction: r.transaction, blockNumber: r.blockNumber, confirmedAt: new Date(r.confirmedAt) });
+    } else if (!(await recordBatch(c, { ...base, status: 'RETRYING' }))) {
+      step.log('stale step left the ended batch record alone', { batchId: ref.batchId, step: 'confirm', result: r.status });
+    }
+    await announceBatch(c, ref.shard, ref.batchId, boards); // the record's new version, for polls
+    return r;
+  }
+
   return {
     /** Puts a payment started without its queue entry (by an API older than shards) in its queue. */
     async enqueuePayment(input: PaymentWorkflowInput): Promise<void> {
@@ -172,65 +261,22 @@ export function createShardSettlement(deps: ShardDeps) {
      * window, then claims every ready one for batchId, up to maxPaymentsUnderBacklog (batchClaimSize).
      * Returns no payments after a minute without any.
      */
-    async gatherBatch(input: { shard: number; shards: number; batchId: string }, step: StepContext, attempt = 1): Promise<{ paymentIds: string[]; queues: number[] }> {
-      const s = deps.settings;
-      const queues = await queuesServedBy(deps.store.db, input.shard, input.shards);
-      // A retry after an attempt decided the set (and died before returning) returns that set.
-      const decided = await findBatchSet(c, input.batchId);
-      if (decided) {
-        remember(input.batchId, decided.entries);
-        return { paymentIds: batchSetIds(decided), queues };
-      }
-      const started = Date.now();
-      for (;;) {
-        const entries = await readQueues(c, queues);
-        const now = Date.now();
-        await reportBacklog(input.shard, queues, entries.length);
-        const ready = await deps.accepted.filter(c, entries);
-        const oldest = ready[0];
-        const size = batchClaimSize(ready.length, oldest && now - oldest.at.getTime(), s);
-        if (size > 0) {
-          const chosen = ready.slice(0, size);
-          const held = await claimForBatch(c, input.batchId, chosen.map((e) => e._id));
-          const taken = chosen.filter((e) => held.has(e._id));
-          // Claimed by another batch (which settles them), by a void (finished here if its request
-          // died half-way), or orphaned by a batch that ended without them (released for the next).
-          const foreign = await sortForeignClaims(c, chosen.filter((e) => !held.has(e._id)).map((e) => e._id));
-          const voided = new Set(foreign.voided);
-          await finishVoidsAmong(chosen.filter((e) => voided.has(e._id)));
-          await removeFromQueues(c, queues, [...foreign.voided, ...foreign.elsewhere]);
-          if (foreign.released.length > 0) step.log('orphaned claims released', { batchId: input.batchId, shard: input.shard, paymentIds: foreign.released });
-          if (taken.length > 0) {
-            const set = await adoptSet(input, taken, step);
-            step.log('batch claimed', { batchId: input.batchId, shard: input.shard, payments: set.length, claimedElsewhere: foreign.elsewhere.length, attempt });
-            return { paymentIds: set.map((e) => e._id), queues };
-          }
-        }
-        if (now - started >= IDLE_RETURN_MS && ready.length === 0) {
-          // Decided empty, so a stale attempt of this batch id can claim nothing for good.
-          const set = await adoptSet(input, [], step);
-          return { paymentIds: set.map((e) => e._id), queues };
-        }
-        step.heartbeat();
-        await step.sleep(gatherWaitMs({ nowMs: now, ready: ready.length, oldestAtMs: oldest?.at.getTime(), watchingSinceMs: started }, { maxPayments: s.maxPayments, maxWaitMs: s.maxWaitMs, pollMs: s.shardPollMs }));
-      }
+    gatherBatch(input: { shard: number; shards: number; batchId: string }, step: StepContext, attempt = 1): Promise<{ paymentIds: string[]; queues: number[] }> {
+      return whenTraced('settlement.batch.gather', { attributes: { 'x402.shard': input.shard, 'x402.batch.id': input.batchId } }, async (span) => {
+        const gathered = await gather(input, step, attempt);
+        span?.setAttribute('x402.batch.payments', gathered.paymentIds.length);
+        span?.addLinks(linksTo((items.get(input.batchId) ?? []).map((e) => e.traceparent)));
+        return gathered;
+      });
     },
 
     /** Broadcasts the batch's settleBatch (a batch already settled on chain is not sent again). */
-    async submitBatch(ref: ShardBatchRef, step?: Pick<StepContext, 'log'>): Promise<{ transaction?: string }> {
-      await reportBacklog(ref.shard, ref.queues);
-      const entries = await batchItems(ref);
-      const settlementItems = entries.map(settlementItemOf);
-      const sent = await submitSettleBatch(deps.chain, ref.batchId, settlementItems);
-      if (sent.kind !== 'sent') {
-        await announceBatch(c, ref.shard, ref.batchId, boards); // sent by an earlier attempt: polls learn of it from the confirmation's record
-        return {};
-      }
-      deps.metrics?.batchSize.observe(settlementItems.length);
-      const recorded = await recordBatch(c, { _id: ref.batchId, shard: ref.shard, status: 'SUBMITTED', payments: entries.length, paymentIds: ref.paymentIds, transaction: sent.txHash });
-      if (!recorded) step?.log('stale step left the ended batch record alone', { batchId: ref.batchId, step: 'submit' });
-      await announceBatch(c, ref.shard, ref.batchId, boards);
-      return { transaction: sent.txHash };
+    submitBatch(ref: ShardBatchRef, step?: Pick<StepContext, 'log'>): Promise<{ transaction?: string }> {
+      return whenTraced('settlement.batch.submit', { attributes: batchAttributes(ref) }, async (span) => {
+        const sent = await submit(ref, step, (entries) => span?.addLinks(linksTo(entries.map((e) => e.traceparent))));
+        if (sent.transaction) span?.setAttribute('chain.tx.hash', sent.transaction);
+        return sent;
+      });
     },
 
     /**
@@ -238,31 +284,15 @@ export function createShardSettlement(deps: ShardDeps) {
      * is CONFIRMED only when what settled on chain under its id is exactly its set (the contract's
      * stored root of its entries): anything else halts the shard at it, recorded HALTED.
      */
-    async confirmBatch(ref: ShardBatchRef & { transaction: string | null }, step: Pick<StepContext, 'heartbeat' | 'log'>): Promise<ConfirmationResult> {
-      const sent = { sentAt: Date.now(), payments: ref.paymentIds.length };
-      await reportBacklog(ref.shard, ref.queues);
-      const onProgress = (p: unknown) => {
-        step.heartbeat(p);
-        reportBacklog(ref.shard, ref.queues).catch(() => undefined); // best effort while waiting on the chain
-      };
-      const r = await confirmOnChain(deps, ref.batchId, ref.transaction, { sent, pollMs: 250, onProgress });
-      const base = { _id: ref.batchId, shard: ref.shard, payments: ref.paymentIds.length, paymentIds: ref.paymentIds };
-      if (r.status === 'confirmed') {
-        const content = await settledContentOf(deps.chain, ref.batchId, (await batchItems(ref)).map(settlementItemOf));
-        if (!content.matches) {
-          const reason = `batch ${ref.batchId} settled on chain (tx ${r.transaction}) with entries root ${content.onChain}, but its set of ${ref.paymentIds.length} payments has root ${content.expected}`;
-          deps.metrics?.settlementHalts.inc({ shard: String(ref.shard) });
-          step.log('SHARD HALTED: a batch settled on chain with content other than its set', { batchId: ref.batchId, shard: ref.shard, transaction: r.transaction, onChainRoot: content.onChain, setRoot: content.expected });
-          await recordBatch(c, { ...base, status: 'HALTED', transaction: r.transaction, haltReason: reason });
-          await announceBatch(c, ref.shard, ref.batchId, boards);
-          return { status: 'mismatch', transaction: r.transaction, reason };
-        }
-        await recordBatch(c, { ...base, status: 'CONFIRMED', transaction: r.transaction, blockNumber: r.blockNumber, confirmedAt: new Date(r.confirmedAt) });
-      } else if (!(await recordBatch(c, { ...base, status: 'RETRYING' }))) {
-        step.log('stale step left the ended batch record alone', { batchId: ref.batchId, step: 'confirm', result: r.status });
-      }
-      await announceBatch(c, ref.shard, ref.batchId, boards); // the record's new version, for polls
-      return r;
+    confirmBatch(ref: ShardBatchRef & { transaction: string | null }, step: Pick<StepContext, 'heartbeat' | 'log'>): Promise<ConfirmationResult> {
+      return whenTraced('settlement.batch.confirm', { attributes: batchAttributes(ref) }, async (span) => {
+        // The set as cached or stored, never batchItems: tracing must not add its checks' failures to a step.
+        if (span) span.addLinks(linksTo((items.get(ref.batchId) ?? (await findBatchSet(c, ref.batchId))?.entries ?? []).map((e) => e.traceparent)));
+        const r = await confirm(ref, step);
+        span?.setAttribute('x402.batch.result', r.status);
+        if ('transaction' in r && r.transaction) span?.setAttribute('chain.tx.hash', r.transaction);
+        return r;
+      });
     },
 
     /**
@@ -315,6 +345,10 @@ export function createShardSettlement(deps: ShardDeps) {
   };
 }
 
+
+function batchAttributes(ref: ShardBatchRef): Record<string, string | number> {
+  return { 'x402.shard': ref.shard, 'x402.batch.id': ref.batchId, 'x402.batch.payments': ref.paymentIds.length };
+}
 
 function settlementItemOf(e: SettlementQueueDoc): SettlementItem {
   return { paymentId: e._id, borrowerId: e.borrowerId, merchantId: e.merchantId, payTo: e.payTo as `0x${string}`, amount: BigInt(e.amount) };

@@ -285,6 +285,8 @@ export interface SettlementQueueDoc {
     capturedAt: string;
   };
   at: Date;
+  /** W3C traceparent of the capture that queued it, when tracing was on: its batch's spans link to it. */
+  traceparent?: string;
 }
 
 /**

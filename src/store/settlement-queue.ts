@@ -14,7 +14,7 @@ export function shardOf(paymentId: string, shards: number): number {
   return createHash('sha256').update(paymentId).digest().readUInt32BE(0) % shards;
 }
 
-export function queueEntryOf(doc: PaymentDoc): SettlementQueueDoc {
+export function queueEntryOf(doc: PaymentDoc, traceparent?: string): SettlementQueueDoc {
   return {
     _id: doc._id,
     spendIntentId: doc.spendIntentId,
@@ -24,13 +24,14 @@ export function queueEntryOf(doc: PaymentDoc): SettlementQueueDoc {
     amount: doc.amount,
     workflow: { asset: doc.asset, network: doc.network, orderRef: doc.orderRef, capturedAt: doc.capturedAt.toISOString() },
     at: doc.capturedAt,
+    ...(traceparent ? { traceparent } : {}),
   };
 }
 
-/** Puts a payment in its shard's queue; a repeat (a resumed capture) is a no-op. */
-export async function enqueueForSettlement(c: Collections, shards: number, doc: PaymentDoc): Promise<void> {
+/** Puts a payment in its shard's queue (with the capture's trace context when traced); a repeat (a resumed capture) is a no-op. */
+export async function enqueueForSettlement(c: Collections, shards: number, doc: PaymentDoc, traceparent?: string): Promise<void> {
   try {
-    await c.settlementQueue(shardOf(doc._id, shards)).insertOne(queueEntryOf(doc));
+    await c.settlementQueue(shardOf(doc._id, shards)).insertOne(queueEntryOf(doc, traceparent));
   } catch (err) {
     if (!isDuplicateKey(err)) throw err;
   }

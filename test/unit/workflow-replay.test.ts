@@ -6,6 +6,10 @@ import { DefaultLogger, makeTelemetryFilterString, Runtime, Worker } from '@temp
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { projectRoot } from '../../src/config/paths.js';
 import { historyFromJson } from '../replay/history-json.js';
+import { makeWorkflowExporter } from '@temporalio/interceptors-opentelemetry';
+import { Resource } from '@opentelemetry/resources';
+import { NoopSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { workflowCode } from '../../workers/workflow-code.js';
 
 /**
  * Workflows in flight must keep replaying after a deploy. test/replay/histories holds histories
@@ -74,6 +78,20 @@ describe('workflow replay: recorded histories against the current workflow code'
     }
     assert.equal(i, histories.length, 'a history was not replayed');
     assert.deepEqual(failed, [], `histories that no longer replay:\n${failed.join('\n')}`);
+  });
+
+  it('replays every recorded history with the OpenTelemetry workflow interceptors (a worker with tracing on)', async () => {
+    const failed: string[] = [];
+    let replayed = 0;
+    for await (const result of Worker.runReplayHistories(
+      { ...workflowCode(true), sinks: { exporter: makeWorkflowExporter(new NoopSpanProcessor(), Resource.empty()) } },
+      histories.map((h) => ({ workflowId: h.workflowId, history: h.history })),
+    )) {
+      const h = histories[replayed++];
+      if (result.error) failed.push(`${h?.file} (${h?.workflowType}): ${result.error.name}: ${result.error.message}`);
+    }
+    assert.equal(replayed, histories.length, 'a history was not replayed');
+    assert.deepEqual(failed, [], `histories that no longer replay once traced:\n${failed.join('\n')}`);
   });
 
   it('can fail: a payment history against a paymentWorkflow that schedules another activity first', async () => {

@@ -35,6 +35,8 @@ import {
 import { supportedBody } from './supported.js';
 import { errorCodeLabel, invalidReasonLabel } from '../../observability/labels.js';
 import { isShedRefusal } from '../capture-admission.js';
+import { tracingOn } from '../../observability/tracing.js';
+import { traceRoute } from '../../http/trace-route.js';
 
 /** The list query as the service takes it; `gt` and `lte` become the equivalent millisecond bounds. */
 function listQuery(raw: unknown): PaymentListQuery {
@@ -143,8 +145,10 @@ export function facilitatorRouter(deps: ApiDeps): Router {
     return next();
   };
   // The slot is taken only once the merchant is known (its share) and the body is in (issue 42).
+  const traceCapture = tracingOn() ? [traceRoute(`${FACILITATOR_PREFIX}/capture`)] : [];
   router.post(
     '/capture',
+    ...traceCapture,
     serverTiming(env.SERVER_TIMING),
     requireMerchant(deps, PERMISSIONS.settleCreate),
     countCaptures(deps),
