@@ -100,6 +100,7 @@ async function main() {
     .catch((err: unknown) => logger.warn('settler check failed; settlement will tell', { error: err }));
   const settings = {
     maxPayments: env.BATCH_MAX_PAYMENTS,
+    minPayments: env.BATCH_MIN_PAYMENTS,
     maxWaitMs: env.BATCH_MAX_WAIT_MS,
     maxAttempts: env.BATCH_MAX_ATTEMPTS,
     confirmations: env.CONFIRMATIONS,

@@ -103,6 +103,12 @@ export const EnvSchema = z.object({
 
   BATCH_MAX_PAYMENTS: intFromEnv(100, 1),
   BATCH_MAX_WAIT_MS: intFromEnv(5000, 10),
+  /**
+   * Ready payments that make a batch due at once. 1 (group commit): a shard sends as soon as it is
+   * free, and batches fill by themselves with what arrives while the previous one settles. Raise it
+   * to trade latency for gas; BATCH_MAX_WAIT_MS caps how long a payment waits for it.
+   */
+  BATCH_MIN_PAYMENTS: intFromEnv(1, 1),
   BATCH_MAX_ATTEMPTS: intFromEnv(3, 1),
   /** Under a backlog a batch may take up to this many payments (gas per payment falls as batches grow). */
   BATCH_MAX_PAYMENTS_UNDER_BACKLOG: intFromEnv(400, 1),

@@ -10,6 +10,8 @@ export interface GatherView {
 
 export interface GatherPace {
   maxPayments: number;
+  /** Ready payments at which a batch is due at once (BATCH_MIN_PAYMENTS; maxPayments when absent or larger). */
+  minPayments?: number;
   maxWaitMs: number;
   /** The shortest look-again interval (SETTLEMENT_POLL_MS). */
   pollMs: number;
@@ -27,30 +29,38 @@ const MAX_LOOK_MS = 1_000;
  * payments it settled; looking when something can be due costs a few reads per batch.
  */
 export function gatherWaitMs(v: GatherView, p: GatherPace): number {
-  const idle = Math.min(MAX_LOOK_MS, Math.max(p.pollMs, Math.floor(p.maxWaitMs / 4)));
+  const dueAt = dueCount(p);
+  // A shard that sends its first ready payment at once looks every pollMs: each look may be due.
+  const idle = dueAt <= 1 ? p.pollMs : Math.min(MAX_LOOK_MS, Math.max(p.pollMs, Math.floor(p.maxWaitMs / 4)));
   if (v.oldestAtMs === undefined || v.ready === 0) return idle;
   const untilDue = v.oldestAtMs + p.maxWaitMs - v.nowMs;
   const observedMs = Math.max(1, v.nowMs - Math.max(v.oldestAtMs, v.watchingSinceMs));
   const perMs = v.ready / observedMs;
   // Half the time the rate seen so far needs to fill the batch: a rate that doubles is still met in time.
-  const untilFull = perMs > 0 ? ((p.maxPayments - v.ready) / perMs) * 0.5 : Infinity;
+  const untilFull = perMs > 0 ? ((dueAt - v.ready) / perMs) * 0.5 : Infinity;
   return Math.max(p.pollMs, Math.min(idle, untilDue, untilFull));
 }
 
-export interface BatchSizes extends Pick<GatherPace, 'maxPayments' | 'maxWaitMs'> {
+/** How many ready payments make a batch due at once: the minimum batch, never above the batch size. */
+export function dueCount(p: Pick<GatherPace, 'maxPayments' | 'minPayments'>): number {
+  return Math.max(1, Math.min(p.minPayments ?? p.maxPayments, p.maxPayments));
+}
+
+export interface BatchSizes extends Pick<GatherPace, 'maxPayments' | 'minPayments' | 'maxWaitMs'> {
   /** The most one batch takes (BATCH_MAX_PAYMENTS_UNDER_BACKLOG; maxPayments when smaller). */
   maxPaymentsUnderBacklog: number;
 }
 
 /**
- * How many of the ready payments (oldest first) a batch claims at this look: none until maxPayments
- * are ready or the oldest has waited maxWaitMs, then every ready one up to the largest batch. A
+ * How many of the ready payments (oldest first) a batch claims at this look: none until the minimum
+ * batch (dueCount: BATCH_MIN_PAYMENTS, 1 by default, so a free shard sends at once: group commit)
+ * is ready or the oldest has waited maxWaitMs, then every ready one up to the largest batch. A
  * shard's round (submit, confirm, batch end) takes seconds, and whatever arrives meanwhile is ready
  * at its next look: taking it all lets batches grow with the arrival rate. Taking only maxPayments
  * until twice that waited left a loaded shard settling maxPayments per round while the rest queued.
  */
 export function batchClaimSize(ready: number, oldestWaitedMs: number | undefined, s: BatchSizes): number {
   if (ready === 0 || oldestWaitedMs === undefined) return 0;
-  if (ready < s.maxPayments && oldestWaitedMs < s.maxWaitMs) return 0;
+  if (ready < dueCount(s) && oldestWaitedMs < s.maxWaitMs) return 0;
   return Math.min(ready, Math.max(s.maxPayments, s.maxPaymentsUnderBacklog));
 }

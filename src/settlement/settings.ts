@@ -5,6 +5,8 @@ import type { Store } from '../store/mongo.js';
 /** SETTLEMENT_* in the environment: how shards gather, send and confirm batches. */
 export interface SettlementSettings {
   maxPayments: number;
+  /** Ready payments that make a batch due at once (BATCH_MIN_PAYMENTS; absent: maxPayments, the fixed window). */
+  minPayments?: number;
   maxWaitMs: number;
   maxAttempts: number;
   confirmations: number;

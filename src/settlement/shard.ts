@@ -191,7 +191,7 @@ export function createShardSettlement(deps: ShardDeps) {
         return { paymentIds: set.map((e) => e._id), queues };
       }
       step.heartbeat();
-      await step.sleep(gatherWaitMs({ nowMs: now, ready: ready.length, oldestAtMs: oldest?.at.getTime(), watchingSinceMs: started }, { maxPayments: s.maxPayments, maxWaitMs: s.maxWaitMs, pollMs: s.shardPollMs }));
+      await step.sleep(gatherWaitMs({ nowMs: now, ready: ready.length, oldestAtMs: oldest?.at.getTime(), watchingSinceMs: started }, { maxPayments: s.maxPayments, ...(s.minPayments === undefined ? {} : { minPayments: s.minPayments }), maxWaitMs: s.maxWaitMs, pollMs: s.shardPollMs }));
     }
   }
 

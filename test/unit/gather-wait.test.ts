@@ -78,3 +78,26 @@ describe('batchClaimSize: a due batch takes every ready payment, up to the large
     );
   });
 });
+
+describe('group commit (BATCH_MIN_PAYMENTS): a free shard sends its first ready payment at once', function () {
+  const sizes: BatchSizes = { maxPayments: 100, minPayments: 1, maxWaitMs: 5000, maxPaymentsUnderBacklog: 400 };
+
+  it('one ready payment is a due batch, whatever the window; every ready one goes, up to the largest batch', function () {
+    assert.equal(batchClaimSize(1, 0, sizes), 1);
+    assert.equal(batchClaimSize(37, 0, sizes), 37);
+    assert.equal(batchClaimSize(900, 0, sizes), 400);
+  });
+
+  it('a minimum batch waits for that many, or for the window', function () {
+    assert.equal(batchClaimSize(9, 100, { ...sizes, minPayments: 10 }), 0);
+    assert.equal(batchClaimSize(10, 100, { ...sizes, minPayments: 10 }), 10);
+    assert.equal(batchClaimSize(3, 5000, { ...sizes, minPayments: 10 }), 3);
+    assert.equal(batchClaimSize(99, 100, { ...sizes, minPayments: 500 }), 0, 'a minimum above the batch size means the batch size');
+  });
+
+  it('an idle shard under group commit looks every poll interval: any look may be due', function () {
+    assert.equal(gatherWaitMs({ nowMs: 10_000, ready: 0, oldestAtMs: undefined, watchingSinceMs: 0 }, { ...pace, minPayments: 1 }), 200);
+    assert.equal(gatherWaitMs({ nowMs: 10_000, ready: 0, oldestAtMs: undefined, watchingSinceMs: 0 }, { ...pace, minPayments: 10 }), 1000);
+  });
+});
+

@@ -134,11 +134,12 @@ describe('status long-poll waiters', () => {
     assert.equal(await b, undefined, 'a failed read ends the wait: the route answers (or reports) it itself');
   });
 
-  it('Retry-After: the batch window while QUEUED, a second while SUBMITTED, none once final', () => {
-    assert.equal(retryAfterSeconds('QUEUED', 5000), 5);
-    assert.equal(retryAfterSeconds('QUEUED', 1000), 1);
-    assert.equal(retryAfterSeconds('QUEUED', 1200), 2);
-    assert.equal(retryAfterSeconds('QUEUED', 10), 1);
+  it('Retry-After: a second while QUEUED under group commit, the batch window under a minimum batch, a second while SUBMITTED, none once final', () => {
+    assert.equal(retryAfterSeconds('QUEUED', 5000), 1, 'group commit (BATCH_MIN_PAYMENTS 1): the batch closes at once');
+    assert.equal(retryAfterSeconds('QUEUED', 5000, 100), 5);
+    assert.equal(retryAfterSeconds('QUEUED', 1000, 100), 1);
+    assert.equal(retryAfterSeconds('QUEUED', 1200, 100), 2);
+    assert.equal(retryAfterSeconds('QUEUED', 10, 100), 1);
     assert.equal(retryAfterSeconds('SUBMITTED', 5000), 1);
     for (const s of ['CONFIRMED', 'FAILED', 'VOIDED'] as const) assert.equal(retryAfterSeconds(s, 5000), undefined);
   });

@@ -54,7 +54,7 @@ export function paymentPoll(deps: ApiDeps, waiters: PaymentStatusWaiters) {
     }
     if (held) ctx.set('Preference-Applied', `wait=${waitSeconds}`);
     else {
-      const retryAfter = retryAfterSeconds(receipt.status, deps.env.BATCH_MAX_WAIT_MS);
+      const retryAfter = retryAfterSeconds(receipt.status, deps.env.BATCH_MAX_WAIT_MS, deps.env.BATCH_MIN_PAYMENTS);
       if (retryAfter !== undefined) ctx.set('Retry-After', String(retryAfter));
     }
     ctx.body = await withRefunds(deps, receipt);
