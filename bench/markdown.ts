@@ -18,6 +18,10 @@ export interface RunSettings {
   preload: number;
   batchMaxPayments: number;
   batchWindowMs: number;
+  /** BATCH_MIN_PAYMENTS: 1 is group commit. */
+  batchMinPayments?: number;
+  /** ANVIL_BLOCK_TIME_SECONDS: 0 mines one block per transaction. */
+  blockTimeSeconds?: number;
   confirmations: number;
   stackStartSeconds: number;
   onboardingSeconds: number;
@@ -39,7 +43,7 @@ export function benchmarksPage(machine: MachineInfo, s: RunSettings, blocks: Blo
     '',
     `- Machine: ${describeMachine(machine)}`,
     `- Date: ${machine.date}`,
-    `- Stack: batch ${s.batchMaxPayments} payments or ${s.batchWindowMs} ms, ${s.confirmations} confirmation(s); the load generator runs on the same cores.`,
+    `- Stack: batch ${s.batchMaxPayments} payments or ${s.batchWindowMs} ms${s.batchMinPayments === undefined ? '' : s.batchMinPayments <= 1 ? ', group commit (BATCH_MIN_PAYMENTS 1: a shard sends as soon as it is free)' : `, due at ${s.batchMinPayments} ready`}, ${s.confirmations} confirmation(s)${s.blockTimeSeconds ? `, a block every ${s.blockTimeSeconds} s` : ', a block per transaction'}; the load generator runs on the same cores.`,
     `- Load: ${s.quick ? 'quick mode, ' : ''}levels ${s.rates.join(', ')} captures/s offered, ${s.seconds} s each plus up to ${s.drainSeconds} s of drain, then 0.5x and 0.8x the peak's settled/s, ${s.normalSeconds} s each; ${s.arrivals} arrivals;` +
       ` at most ${s.maxInFlight} requests in flight; polls every ${s.pollEveryMs} ms; ${s.mcpVouchersPerLevel} vouchers per level through prepare_x402_payment.`,
     `- Run: stack start ${s.stackStartSeconds.toFixed(0)} s, onboarding ${s.onboardingSeconds.toFixed(0)} s, whole run ${s.totalSeconds.toFixed(0)} s.`,

@@ -19,6 +19,8 @@ export interface NormalLoadFigures {
   shedFraction: number;
   captureP99Ms: number;
   pollP99Ms: number;
+  /** Capture 200 -> a merchant poll saw CONFIRMED, median (issue 45: about a second at low load under group commit). */
+  confirmP50Ms: number;
   confirmP99Ms: number;
   /** Offered/s (as sent, not as scheduled) over the peak's steady settled/s. */
   ofPeakSustained: number;
@@ -54,6 +56,7 @@ export function normalLoadFigures(l: ShedInput & Pick<LevelFigures, 'offeredPerS
     shedFraction: shedFraction(l),
     captureP99Ms: l.captureMs.p99,
     pollP99Ms: l.pollMs.p99,
+    confirmP50Ms: l.confirmS.p50 * 1000,
     confirmP99Ms: l.confirmS.p99 * 1000,
     ofPeakSustained: peakSustainedPerSec > 0 ? l.offeredPerSec / peakSustainedPerSec : Number.NaN,
   };

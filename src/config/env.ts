@@ -86,6 +86,8 @@ export const EnvSchema = z.object({
 
   RPC_URL: optionalString,
   ANVIL_PORT: intFromEnv(8545, 1),
+  /** The embedded anvil mines a block every this many seconds (2: Base's rhythm); 0 mines one per transaction. */
+  ANVIL_BLOCK_TIME_SECONDS: intFromEnv(0, 0),
   CHAIN_ID: intFromEnv(84532, 1),
   /** Hex private key of the settler account. Defaults to anvil's first dev account, only when anvil is ours. */
   SETTLER_PRIVATE_KEY: optionalString,

@@ -12,7 +12,7 @@ const level = (o: { offered?: number; shedUnavailable?: number; errors?: Record<
   confirmS: { p50: 3.1, p99: 6.02, max: 7 },
 });
 
-const healthy: NormalLoadFigures = { offeredPerSec: 32, acceptedPerSec: 32, shedFraction: 0, captureP99Ms: 250, pollP99Ms: 100, confirmP99Ms: 6000, ofPeakSustained: 0.6 };
+const healthy: NormalLoadFigures = { offeredPerSec: 32, acceptedPerSec: 32, shedFraction: 0, captureP99Ms: 250, pollP99Ms: 100, confirmP50Ms: 1000, confirmP99Ms: 6000, ofPeakSustained: 0.6 };
 const verdicts = (bars: ReturnType<typeof floorBars>) => bars.map((b) => b.meets);
 
 describe('bench normal load', () => {
@@ -33,7 +33,7 @@ describe('bench normal load', () => {
   });
 
   it('reports the six figures BENCH_OUT carries, confirm p99 in ms, and the offered rate over the peak level\'s steady settled/s', () => {
-    assert.deepEqual(normalLoadFigures(level({ shedUnavailable: 3 }), 40), { offeredPerSec: 30, acceptedPerSec: 29.4, shedFraction: 0.01, captureP99Ms: 180.5, pollP99Ms: 42, confirmP99Ms: 6020, ofPeakSustained: 0.75 });
+    assert.deepEqual(normalLoadFigures(level({ shedUnavailable: 3 }), 40), { offeredPerSec: 30, acceptedPerSec: 29.4, shedFraction: 0.01, captureP99Ms: 180.5, pollP99Ms: 42, confirmP50Ms: 3100, confirmP99Ms: 6020, ofPeakSustained: 0.75 });
     assert.ok(Number.isNaN(normalLoadFigures(level({}), 0).ofPeakSustained));
   });
 

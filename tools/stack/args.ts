@@ -56,13 +56,15 @@ export function temporalArgs(o: TemporalArgs): string[] {
   return args;
 }
 
-export function anvilArgs(o: { port: number; chainId: number; stateFile: string; stateIntervalSeconds: number }): string[] {
+/** anvil's arguments; `blockTimeSeconds` > 0 mines a block every that many seconds (a real chain's rhythm) instead of one per transaction. */
+export function anvilArgs(o: { port: number; chainId: number; stateFile: string; stateIntervalSeconds: number; blockTimeSeconds?: number }): string[] {
   return [
     '--host', LOCALHOST,
     '--port', String(o.port),
     '--chain-id', String(o.chainId),
     '--state', o.stateFile,
     '--state-interval', String(o.stateIntervalSeconds),
+    ...(o.blockTimeSeconds && o.blockTimeSeconds > 0 ? ['--block-time', String(o.blockTimeSeconds)] : []),
     '--silent',
   ];
 }

@@ -12,7 +12,7 @@ export interface InfraOptions {
   dataDir: string;
   temporal: { port: number; uiPort?: number; headless?: boolean; namespace: string; cliPath?: string | undefined; topology?: TemporalTopology };
   mongo: { uri?: string | undefined; port: number; synchronous?: SqliteSynchronous };
-  chain: { rpcUrl?: string | undefined; port: number; chainId: number; stateIntervalSeconds?: number };
+  chain: { rpcUrl?: string | undefined; port: number; chainId: number; stateIntervalSeconds?: number; blockTimeSeconds?: number };
   /** Children's output goes to <dataDir>/logs/<name>.log instead of the terminal. */
   quiet?: boolean;
   log?: (message: string) => void;
@@ -148,6 +148,7 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
           chainId: opts.chain.chainId,
           stateFile: join(dataDir, 'anvil-state.json'),
           stateIntervalSeconds: opts.chain.stateIntervalSeconds ?? 5,
+          ...(opts.chain.blockTimeSeconds ? { blockTimeSeconds: opts.chain.blockTimeSeconds } : {}),
         }),
       }
     : undefined;

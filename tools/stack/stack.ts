@@ -107,7 +107,7 @@ export async function startStack(options: StackOptions = {}): Promise<StackHandl
       topology: config.TEMPORAL_TOPOLOGY,
     },
     mongo: { uri: config.MONGODB_URI, port: config.MONGODB_PORT, synchronous: config.FERRETDB_SQLITE_SYNCHRONOUS },
-    chain: { rpcUrl: config.RPC_URL, port: config.ANVIL_PORT, chainId: config.CHAIN_ID },
+    chain: { rpcUrl: config.RPC_URL, port: config.ANVIL_PORT, chainId: config.CHAIN_ID, blockTimeSeconds: config.ANVIL_BLOCK_TIME_SECONDS },
     quiet: options.quiet ?? false,
     log,
     signal,
