@@ -45,6 +45,8 @@ export async function createDemoMerchant(config: DemoMerchantConfig, opts: DemoM
     confirmTimeoutMs: config.confirmTimeoutMs,
     pollIntervalMs: config.pollIntervalMs,
     logger,
+    // The start check (getSupported below) refuses a key of another merchant than the offers name.
+    merchantId: config.merchantId,
     ...(opts.fetch ? { fetch: opts.fetch } : {}),
   });
   const target = settlementTarget(await facilitator.getSupported());

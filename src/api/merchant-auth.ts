@@ -10,14 +10,14 @@ export function merchantOf(ctx: Context): MerchantPrincipal {
 }
 
 /**
- * 401 without a valid merchant credential, 403 without the permission. Capture by a user JWT also
+ * 401 without a valid merchant credential, 403 without the permission (null: any valid credential). Capture by a user JWT also
  * needs a recent MFA (step-up); an API key satisfies step-up on the capture route only.
  */
-export function requireMerchant(deps: ApiDeps, permission: Permission) {
+export function requireMerchant(deps: ApiDeps, permission: Permission | null) {
   return async (ctx: Context, next: Next) => {
     const principal = await authenticateMerchant(deps.store.c, deps.verifyJwt, ctx.get('authorization') || undefined, Math.floor(deps.nowMs() / 1000), deps.merchantCache);
     if (!principal) throw ApiError.unauthenticated();
-    if (!principal.permissions.includes(permission)) throw ApiError.forbidden(permission);
+    if (permission !== null && !principal.permissions.includes(permission)) throw ApiError.forbidden(permission);
     if (permission === PERMISSIONS.settleCreate && principal.credential === 'jwt' && !principal.steppedUp) {
       throw ApiError.stepUpRequired();
     }

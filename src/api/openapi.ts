@@ -16,6 +16,7 @@ import {
   WebhookEndpointListSchema,
   WebhookEndpointSecretSchema,
   HealthResponseSchema,
+  MeResponseSchema,
   ReceiptSchema,
   SupportedResponseSchema,
   VerifyResponseSchema,
@@ -85,6 +86,17 @@ export function openApiDocument(env: Env) {
       },
       '/facilitator/health': {
         get: { operationId: 'getHealth', summary: 'Liveness', security: [], responses: { '200': { description: 'Alive', ...json('Health') } } },
+      },
+      '/facilitator/me': {
+        get: {
+          operationId: 'getMe',
+          summary: 'Who this credential is: its merchant, permissions and limits (any valid merchant credential). Call it at start to fail fast on a wrong key',
+          responses: {
+            '200': { description: 'The merchant, the credential, its permissions and limits', ...json('Me') },
+            '401': errorResponse('UNAUTHENTICATED: no, a revoked or an unknown credential, or a disabled merchant (WWW-Authenticate: Bearer)'),
+            '503': errorResponse('UNAVAILABLE, with Retry-After'),
+          },
+        },
       },
       '/facilitator/verify': {
         post: {
@@ -314,6 +326,7 @@ export function openApiDocument(env: Env) {
         WebhookEndpointDeleted: schemaOf(WebhookEndpointDeletedSchema, 'output'),
         Supported: schemaOf(SupportedResponseSchema, 'output'),
         Health: schemaOf(HealthResponseSchema, 'output'),
+        Me: schemaOf(MeResponseSchema, 'output'),
         Error: schemaOf(ErrorBodySchema, 'output'),
       },
     },

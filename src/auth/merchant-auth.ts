@@ -24,10 +24,10 @@ export async function authenticateMerchant(
   if (!caller) return null;
   const merchant = merchants ? await merchants.find(c, caller.merchantId) : await findMerchant(c, caller.merchantId);
   if (!merchant || merchant.status !== 'ACTIVE') return null;
-  return { ...caller, payoutAddress: merchant.payoutAddress, ...(merchant.rateLimits ? { rateLimits: merchant.rateLimits } : {}) };
+  return { ...caller, merchantName: merchant.name, payoutAddress: merchant.payoutAddress, ...(merchant.rateLimits ? { rateLimits: merchant.rateLimits } : {}) };
 }
 
-type Caller = Omit<MerchantPrincipal, 'payoutAddress' | 'rateLimits'>;
+type Caller = Omit<MerchantPrincipal, 'merchantName' | 'payoutAddress' | 'rateLimits'>;
 
 async function apiKeyCaller(c: Collections, token: string, merchants?: MerchantCache): Promise<Caller | null> {
   if (!isWellFormedApiKey(token)) return null;

@@ -18,6 +18,8 @@ export interface MerchantPrincipal {
   subject: string;
   /** JWT callers only: strong authentication (amr contains mfa) within the step-up window. */
   steppedUp: boolean;
+  /** The merchant's name, as the operator created it (GET /facilitator/me shows it). */
+  merchantName?: string;
   /** Where settlements pay this merchant (read with the credential, so capture need not read it again). */
   payoutAddress: string;
   /** The merchant's own rate limits, when an operator set them. */

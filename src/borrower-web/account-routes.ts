@@ -18,6 +18,7 @@ import { requireSameOrigin, requireSession, requireSessionPost } from './page-gu
 import { endSession, issueChallenge, spendChallenge, startSession, takeChallenge } from './session.js';
 import { limitSignInsFrom, limitSignInsOf } from './sign-in-limit.js';
 import { walletProofFor, walletProofProblem } from './wallet-proof.js';
+import { parseQuery } from '../http/query.js';
 
 /** The WalletProof's clientId on the borrower page: no OAuth client, the borrower themself. */
 export const ACCOUNT_CLIENT_ID = 'borrower-account-page';
@@ -77,7 +78,7 @@ export function accountRouter(deps: BorrowerWebDeps): Router {
   });
 
   router.get('/api/session/challenge', async (ctx) => {
-    const { wallet } = parse(ChallengeQuery, ctx.query);
+    const { wallet } = parseQuery(ChallengeQuery, ctx.query);
     const address = wallet.toLowerCase() as `0x${string}`;
     const issuedAt = Math.floor(deps.nowMs() / 1000);
     const challenge = randomBytes(16).toString('base64url');

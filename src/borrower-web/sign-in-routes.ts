@@ -17,6 +17,7 @@ import { errorPage, newNonce, sendHtml } from '../http/html.js';
 import { signInPage } from './sign-in-page.js';
 import { limitSignInsFrom, limitSignInsOf } from './sign-in-limit.js';
 import { walletProofFor, walletProofProblem } from './wallet-proof.js';
+import { parseQuery } from '../http/query.js';
 
 const Address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte hex address');
 const Uid = z.string().regex(/^[A-Za-z0-9_-]{10,64}$/);
@@ -91,7 +92,7 @@ export function signInRouter(deps: BorrowerWebDeps, provider: Provider): Router 
 
   router.get('/challenge', async (ctx) => {
     const details = await requireInteraction(provider, ctx);
-    const { wallet } = parse(ChallengeQuery, ctx.query);
+    const { wallet } = parseQuery(ChallengeQuery, ctx.query);
     const issuedAt = Math.floor(deps.nowMs() / 1000);
     const td = walletProofFor(deps, { wallet: wallet as `0x${string}`, clientId: clientIdOf(details), challenge: details.uid, issuedAt });
     ctx.body = { typed_data: typedDataToJson(td), issued_at: issuedAt };

@@ -63,6 +63,8 @@ export interface ErrorBody {
 }
 
 const retryAfter = (seconds: number): string => String(Math.max(1, Math.ceil(seconds)));
+/** "1 second", "2 seconds": the wait a Retry-After message names. */
+export const inSeconds = (s: string | number): string => (String(s) === '1' ? '1 second' : `${s} seconds`);
 
 /** Every non-2xx answer. `message` and `extra` go on the wire, so never put internals in them. */
 export class ApiError extends Error {
@@ -96,6 +98,11 @@ export class ApiError extends Error {
 
   static invalidRequest(fields: FieldIssue[], message = 'The request body is invalid; see fields.'): ApiError {
     return new ApiError('INVALID_REQUEST', message, { extra: { fields } });
+  }
+
+  /** A query string the route refuses; each field's path is the parameter's name. */
+  static invalidQuery(fields: FieldIssue[]): ApiError {
+    return new ApiError('INVALID_REQUEST', 'The query is invalid; see fields.', { extra: { fields } });
   }
 
   static voucherRequired(): ApiError {
@@ -133,15 +140,26 @@ export class ApiError extends Error {
     return new ApiError('NOT_FOUND', `No such ${what}.`);
   }
 
-  static methodNotAllowed(): ApiError {
-    return new ApiError('METHOD_NOT_ALLOWED', 'This route does not accept that method.');
+  /** `allow` is the route's methods, for the Allow header RFC 9110 requires on a 405. */
+  static methodNotAllowed(allow?: string): ApiError {
+    return new ApiError(
+      'METHOD_NOT_ALLOWED',
+      allow ? `This route does not accept that method; it accepts ${allow}.` : 'This route does not accept that method.',
+      allow ? { extra: { allowedMethods: allow.split(/,\s*/) }, headers: { Allow: allow } } : {},
+    );
   }
 
-  static idempotencyKeyConflict(): ApiError {
-    return new ApiError(
-      'IDEMPOTENCY_KEY_CONFLICT',
-      'This Idempotency-Key was already used with a different body. Use a new key for a new request.',
-    );
+  /**
+   * A key already used for another request. `request` names what this route does with a key
+   * (a void has no body: the same key on another payment, or on a capture or refund, is the reuse).
+   */
+  static idempotencyKeyConflict(request: 'body' | 'void' | 'refund' = 'body'): ApiError {
+    const what = {
+      body: 'was already used with a different body',
+      void: 'was already used for another request (a void of another payment, a capture or a refund)',
+      refund: 'was already used for another request (a refund with another body, a capture or a void)',
+    }[request];
+    return new ApiError('IDEMPOTENCY_KEY_CONFLICT', `This Idempotency-Key ${what}. Use a new key for a new request.`);
   }
 
   static idempotencyKeyInUse(retryAfterSeconds = 1): ApiError {
@@ -201,23 +219,25 @@ export class ApiError extends Error {
     return new ApiError('HEADERS_TOO_LARGE', 'The request headers are too large.');
   }
 
-  static paymentRejected(reason: InvalidReason, payer?: string): ApiError {
-    return new ApiError('PAYMENT_REJECTED', invalidReasonMessage(reason), {
-      extra: payer === undefined ? { invalidReason: reason } : { invalidReason: reason, payer },
+  /** `paymentId`: for voucher_already_used, the merchant's payment that holds the voucher (the one to poll). */
+  static paymentRejected(reason: InvalidReason, payer?: string, paymentId?: string): ApiError {
+    const message = paymentId ? `${invalidReasonMessage(reason)} The original payment is ${paymentId}.` : invalidReasonMessage(reason);
+    return new ApiError('PAYMENT_REJECTED', message, {
+      extra: { invalidReason: reason, ...(payer === undefined ? {} : { payer }), ...(paymentId ? { paymentId } : {}) },
     });
   }
 
   /** `headers` adds e.g. the RateLimit-* fields the limiter computed. */
   static rateLimited(retryAfterSeconds: number, headers: Record<string, string> = {}): ApiError {
     const s = retryAfter(retryAfterSeconds);
-    return new ApiError('RATE_LIMITED', `Too many requests. Retry after ${s} seconds.`, {
+    return new ApiError('RATE_LIMITED', `Too many requests. Retry after ${inSeconds(s)}.`, {
       headers: { ...headers, 'Retry-After': s },
     });
   }
 
   static unavailable(retryAfterSeconds = 5): ApiError {
     const s = retryAfter(retryAfterSeconds);
-    return new ApiError('UNAVAILABLE', `The service is temporarily unavailable. Retry after ${s} seconds.`, {
+    return new ApiError('UNAVAILABLE', `The service is temporarily unavailable. Retry after ${inSeconds(s)}.`, {
       headers: { 'Retry-After': s },
     });
   }
@@ -227,7 +247,7 @@ export class ApiError extends Error {
     const s = retryAfter(retryAfterSeconds);
     return new ApiError(
       'UNAVAILABLE',
-      `This merchant already has ${limit} captures in progress here, its share of the capacity; other merchants' captures go on. Retry after ${s} seconds.`,
+      `This merchant already has ${limit} captures in progress here, its share of the capacity; other merchants' captures go on. Retry after ${inSeconds(s)}.`,
       { extra: { merchantInFlightLimit: limit }, headers: { 'Retry-After': s } },
     );
   }

@@ -1,5 +1,5 @@
 import Koa from 'koa';
-import { ApiError } from '../domain/errors.js';
+import { allowedMethods } from '../http/allowed-methods.js';
 import type { AppDeps } from './app-deps.js';
 import { errorMiddleware } from '../http/errors.js';
 import { facilitatorRouter } from '../api/facilitator/routes.js';
@@ -33,12 +33,6 @@ export function createApp(deps: AppDeps): Koa {
   app.use(mcpRouter(deps).routes());
   const facilitator = facilitatorRouter(deps);
   app.use(facilitator.routes());
-  app.use(
-    facilitator.allowedMethods({
-      throw: true,
-      methodNotAllowed: () => ApiError.methodNotAllowed(),
-      notImplemented: () => ApiError.methodNotAllowed(),
-    }),
-  );
+  app.use(allowedMethods(facilitator));
   return app;
 }

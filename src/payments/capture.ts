@@ -18,6 +18,7 @@ import { contextWithFate, fateMayChange, lostClaimReason } from './intent-view.j
 import { toReceipt } from '../settlement/receipt.js';
 import { finishCapture } from './finish-capture.js';
 import { acceptedReceipt } from './status.js';
+import { withOriginalPayment } from './original-payment.js';
 import type { PhaseTimer } from '../observability/phase-timer.js';
 import { activeTraceparent, tracingOn, withSpan } from '../observability/tracing.js';
 
@@ -81,7 +82,7 @@ async function capture(deps: PaymentDeps, req: CaptureRequest, traceparent: stri
     return { receipt: await accept(deps, doc, req.timer, { queued: true, lostReason }), replayed };
   } catch (err) {
     if (claim.kind === 'claimed' && err instanceof ApiError) await releaseIdempotencyKey(c, keyId, paymentId);
-    throw err;
+    throw await withOriginalPayment(c, err, req.merchantId, req.body, paymentId);
   }
 }
 

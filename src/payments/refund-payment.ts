@@ -71,9 +71,9 @@ export async function refundPayment(deps: PaymentDeps, req: RefundRequest): Prom
     },
     now,
   );
-  if (claim.kind === 'existing' && claim.doc.fingerprint !== print) throw ApiError.idempotencyKeyConflict();
+  if (claim.kind === 'existing' && claim.doc.fingerprint !== print) throw ApiError.idempotencyKeyConflict('refund');
   const refundId = claim.doc.refundId;
-  if (!refundId) throw ApiError.idempotencyKeyConflict(); // the key was used for another kind of request
+  if (!refundId) throw ApiError.idempotencyKeyConflict('refund'); // the key was used for another kind of request
   try {
     const receipt = await acceptedReceipt(deps, doc);
     if (!receipt) throw ApiError.notFound('payment');

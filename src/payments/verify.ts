@@ -3,12 +3,15 @@ import { parseCreditPayload, type PaymentRequirements } from '@credit-facilitato
 import { invalidReasonMessage, type InvalidReason } from '@credit-facilitator/wire/invalid-reasons';
 import { evaluateVoucher } from '../domain/verification.js';
 import { loadVerificationContext } from './context.js';
+import { originalPaymentId } from './original-payment.js';
 
 export interface VerifyOutcome {
   isValid: boolean;
   invalidReason?: InvalidReason;
   invalidMessage?: string;
   payer?: string;
+  /** voucher_already_used: the caller's payment that holds the voucher (poll it). */
+  paymentId?: string;
 }
 
 /** The gate check: runs every rule, changes nothing. */
@@ -26,7 +29,10 @@ export async function verifyPayment(
     { voucher: parsed.voucher, signature: parsed.signature, ...(parsed.accepted ? { accepted: parsed.accepted } : {}), ...(requirements ? { requirements } : {}) },
     ctx,
   );
-  if (!result.ok) return invalid(result.reason, result.payer);
+  if (!result.ok) {
+    const original = result.reason === 'voucher_already_used' ? await originalPaymentId(deps.store.c, merchantId, parsed.voucher).catch(() => undefined) : undefined;
+    return { ...invalid(result.reason, result.payer), ...(original ? { paymentId: original, invalidMessage: `${invalidReasonMessage(result.reason)} The original payment is ${original}.` } : {}) };
+  }
   return { isValid: true, payer: result.payer };
 }
 

@@ -44,7 +44,7 @@ export async function voidPayment(deps: PaymentDeps, req: VoidRequest): Promise<
     },
     now,
   );
-  if (claim.kind === 'existing' && claim.doc.fingerprint !== fingerprint({ void: paymentId })) throw ApiError.idempotencyKeyConflict();
+  if (claim.kind === 'existing' && claim.doc.fingerprint !== fingerprint({ void: paymentId })) throw ApiError.idempotencyKeyConflict('void');
   try {
     const current = await acceptedReceipt(deps, doc);
     if (!current) throw ApiError.notFound('payment');

@@ -5,5 +5,7 @@ export const MerchantIdKey = defineSearchAttributeKey('MerchantId', SearchAttrib
 export const BorrowerIdKey = defineSearchAttributeKey('BorrowerId', SearchAttributeType.KEYWORD);
 export const PaymentStatusKey = defineSearchAttributeKey('PaymentStatus', SearchAttributeType.KEYWORD);
 export const BatchIdKey = defineSearchAttributeKey('BatchId', SearchAttributeType.KEYWORD);
+/** The merchant's order reference on a payment workflow: find the payment of an order. */
+export const OrderRefKey = defineSearchAttributeKey('OrderRef', SearchAttributeType.KEYWORD);
 
-export const SEARCH_ATTRIBUTES = { MerchantId: 'Keyword', BorrowerId: 'Keyword', PaymentStatus: 'Keyword', BatchId: 'Keyword' } as const;
+export const SEARCH_ATTRIBUTES = { MerchantId: 'Keyword', BorrowerId: 'Keyword', PaymentStatus: 'Keyword', BatchId: 'Keyword', OrderRef: 'Keyword' } as const;

@@ -1,6 +1,6 @@
 import { WorkflowExecutionAlreadyStartedError, type Client, type WorkflowStartOptions } from '@temporalio/client';
 import { PAYMENT_WORKFLOW_TYPE, type PaymentWorkflowInput } from './definitions.js';
-import { BorrowerIdKey, MerchantIdKey, PaymentStatusKey } from './search-attributes.js';
+import { BorrowerIdKey, MerchantIdKey, OrderRefKey, PaymentStatusKey } from './search-attributes.js';
 
 /** How a payment workflow is started, by the API after capture or by its shard if that start was lost. */
 export function paymentWorkflowStartOptions(taskQueue: string, input: PaymentWorkflowInput) {
@@ -13,6 +13,8 @@ export function paymentWorkflowStartOptions(taskQueue: string, input: PaymentWor
       { key: MerchantIdKey, value: input.merchantId },
       { key: BorrowerIdKey, value: input.borrowerId },
       { key: PaymentStatusKey, value: 'QUEUED' },
+      // A queue entry written before orderRef was carried has none: the attribute is left unset.
+      ...(input.orderRef ? [{ key: OrderRefKey, value: input.orderRef }] : []),
     ],
   } satisfies Partial<WorkflowStartOptions>;
 }

@@ -54,7 +54,7 @@ describe('startInfra (Temporal, Mongo-wire store, anvil)', function () {
       const ns = await connection.workflowService.describeNamespace({ namespace: 'default' });
       assert.equal(ns.namespaceInfo?.name, 'default');
       const sa = await connection.operatorService.listSearchAttributes({ namespace: 'default' });
-      for (const name of ['MerchantId', 'BorrowerId', 'PaymentStatus', 'BatchId']) assert.ok(name in (sa.customAttributes ?? {}), name);
+      for (const name of ['MerchantId', 'BorrowerId', 'PaymentStatus', 'BatchId', 'OrderRef']) assert.ok(name in (sa.customAttributes ?? {}), name);
     } finally {
       await connection.close();
     }

@@ -51,6 +51,12 @@ describe('OpenAPI 3.1 document and the real responses', function () {
     check('/facilitator/health', 'get', await call(w, 'GET', '/facilitator/health'));
   });
 
+  it('GET /me and its 401 match', async () => {
+    const m = await newMerchant(w, 'OpenAPI me');
+    check('/facilitator/me', 'get', await call(w, 'GET', '/facilitator/me', { token: m.apiKey }));
+    check('/facilitator/me', 'get', await call(w, 'GET', '/facilitator/me', { token: 'sk_live_wrongwrongwrongwrongwrong' }));
+  });
+
   it('verify, capture, replay, poll and their errors match', async () => {
     const m = await newMerchant(w, 'OpenAPI merchant', { rateLimits: UNTHROTTLED });
     const b = await newBorrower(w);

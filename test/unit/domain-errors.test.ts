@@ -79,4 +79,20 @@ describe('domain/errors and invalid reasons', () => {
     assert.equal(sneaky.error.code, 'NOT_FOUND');
     assert.equal(sneaky.error.requestId, 'real');
   });
+
+  it('pluralizes the Retry-After wait, names the Allow methods, the original payment and a key reused for a void', () => {
+    assert.match(ApiError.rateLimited(0.4).message, /Retry after 1 second\.$/);
+    assert.match(ApiError.rateLimited(2).message, /Retry after 2 seconds\.$/);
+    assert.match(ApiError.unavailable(1).message, /Retry after 1 second\.$/);
+    assert.match(ApiError.merchantCapturesBusy(3, 1).message, /Retry after 1 second\.$/);
+    const m = ApiError.methodNotAllowed('HEAD, GET');
+    assert.deepEqual(m.headers, { Allow: 'HEAD, GET' });
+    assert.deepEqual(m.extra, { allowedMethods: ['HEAD', 'GET'] });
+    const used = ApiError.paymentRejected('voucher_already_used', undefined, 'p-1').toBody('r');
+    assert.equal(used.error.paymentId, 'p-1');
+    assert.match(used.error.message, /Poll the original payment.*p-1/);
+    assert.match(ApiError.idempotencyKeyConflict().message, /different body/);
+    assert.doesNotMatch(ApiError.idempotencyKeyConflict('void').message, /body/);
+    assert.equal(ApiError.invalidQuery([]).message, 'The query is invalid; see fields.');
+  });
 });

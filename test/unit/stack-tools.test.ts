@@ -87,7 +87,7 @@ describe('stack tools', () => {
     const t = temporalArgs({ port: 7233, uiPort: 8233, headless: false, dbFile: '/d/temporal.db', namespace: 'default' });
     assert.deepEqual(t.slice(0, 6), ['server', 'start-dev', '--ip', '127.0.0.1', '--port', '7233']);
     assert.ok(t.includes('--ui-port') && !t.includes('--headless') && !t.includes('--namespace'));
-    for (const sa of ['MerchantId', 'BorrowerId', 'PaymentStatus', 'BatchId']) assert.ok(t.includes(`${sa}=Keyword`), sa);
+    for (const sa of ['MerchantId', 'BorrowerId', 'PaymentStatus', 'BatchId', 'OrderRef']) assert.ok(t.includes(`${sa}=Keyword`), sa);
     assert.ok(t.includes('system.forceSearchAttributesCacheRefreshOnRead=false'), 'search attributes from the cache');
     assert.ok(t.includes('system.enableActivityEagerExecution=false'), 'activities through the task queue, to any worker');
     const trim = visibilityTrimArgs('/d/temporal.db');

@@ -1,6 +1,8 @@
 import { ConfigError } from '../../src/config/env.js';
-import { openCli, type CliContext } from './context.js';
+import { openCli, settlementTarget, type CliContext } from './context.js';
 import { devBorrowerCreate, devFund, devVoucher } from './dev-commands.js';
+import { devPay } from './dev-pay.js';
+import { creditOffer } from './payment-required.js';
 import { chainDeploy } from './chain-commands.js';
 import { createMerchant, jwtIssue, keyIssue, keyList, keyRevoke, keyRotate, merchantLimits, merchantList } from './merchant-commands.js';
 import { print, UsageError } from './output.js';
@@ -19,6 +21,8 @@ interface Command {
   note?: string;
   /** Commands that only talk to the chain skip the store connection. */
   noStore?: boolean;
+  /** The name of the one argument the command takes without an option (e.g. dev pay's url). */
+  positional?: string;
   /** True when the command writes its data to stdout itself: the summary then goes to stderr. */
   dataOnStdout?: (f: Flags) => boolean;
 }
@@ -203,20 +207,46 @@ const COMMANDS: Record<string, Command> = {
     run: (ctx, f) => devFund(ctx, { ...(s(f, 'wallet') ? { wallet: s(f, 'wallet') } : {}), ...(s(f, 'amount') ? { amount: s(f, 'amount') } : {}) }),
   },
   'dev voucher': {
-    usage: 'dev voucher --merchant <id> --borrower <id> --agent <operationalAgentId> --agent-private-key <base64url> --amount <base units> [--order-ref ref] [--resource url] [--ttl seconds]',
-    summary: 'Dev only: reserve credit and sign a credit voucher as the agent would; prints the capture body.',
+    usage:
+      'dev voucher --borrower <id> --agent <operationalAgentId> --agent-private-key <base64url> (--merchant <id> --amount <base units> [--order-ref ref] | --payment-required <PAYMENT-REQUIRED header value>) [--resource url] [--ttl seconds]',
+    summary:
+      "Dev only: reserve credit and sign a credit voucher as the agent would; prints the capture body (with paymentRequirements, so verify takes it too) and the PAYMENT-SIGNATURE header value. The envelope's accepted is what a stock @x402/express paywall with CreditSchemeServer advertises, or the merchant's own credit requirement from --payment-required, as-is.",
     options: {
       merchant: { type: 'string' }, borrower: { type: 'string' }, agent: { type: 'string' }, 'agent-private-key': { type: 'string' },
-      amount: { type: 'string' }, 'order-ref': { type: 'string' }, resource: { type: 'string' }, ttl: { type: 'string' },
+      amount: { type: 'string' }, 'order-ref': { type: 'string' }, resource: { type: 'string' }, ttl: { type: 'string' }, 'payment-required': { type: 'string' },
     },
-    run: (ctx, f) =>
-      devVoucher(ctx, {
+    run: (ctx, f) => {
+      const offer = s(f, 'payment-required') ? creditOffer(s(f, 'payment-required') as string, '', settlementTarget(ctx).network) : undefined;
+      return devVoucher(ctx, {
         ...Object.fromEntries(
-          (['merchant', 'borrower', 'agent', 'amount', 'resource', 'ttl'] as const).filter((k) => s(f, k)).map((k) => [k, s(f, k)]),
+          (['merchant', 'borrower', 'agent', 'amount', 'ttl'] as const).filter((k) => s(f, k)).map((k) => [k, s(f, k)]),
         ),
         ...(s(f, 'agent-private-key') ? { agentPrivateKey: s(f, 'agent-private-key') } : {}),
         ...(s(f, 'order-ref') ? { orderRef: s(f, 'order-ref') } : {}),
-      }),
+        ...(offer ? { accepted: offer.accepted } : {}),
+        ...(s(f, 'resource') || offer?.resource ? { resource: s(f, 'resource') ?? offer?.resource } : {}),
+      });
+    },
+  },
+  'dev pay': {
+    usage: 'dev pay <url> [--wait] [--wait-seconds N] [--borrower <id> --agent <operationalAgentId> --agent-private-key <base64url>] [--api-key sk_live_…]',
+    summary:
+      "Dev only: a test payment in one command. GETs the URL, reads its 402 (x402 v2 PAYMENT-REQUIRED), reserves credit for the merchant's credit requirement and signs a voucher carrying it as-is (a dev borrower is made unless one is given), sends the request again with PAYMENT-SIGNATURE, and prints the merchant's answer and the payment's status; --wait long-polls until CONFIRMED (exit 1 otherwise). The status is read as the merchant (--api-key, else a dev JWT).",
+    options: {
+      wait: { type: 'boolean' }, 'wait-seconds': { type: 'string' }, borrower: { type: 'string' }, agent: { type: 'string' },
+      'agent-private-key': { type: 'string' }, 'api-key': { type: 'string' },
+    },
+    positional: 'url',
+    run: (ctx, f) => {
+      const waitSeconds = s(f, 'wait-seconds') ? Number(s(f, 'wait-seconds')) : f.wait === true ? 120 : 0;
+      if (!Number.isInteger(waitSeconds) || waitSeconds < 0) throw new UsageError('--wait-seconds must be a whole number of seconds');
+      return devPay(ctx, {
+        ...Object.fromEntries((['url', 'borrower', 'agent'] as const).filter((k) => s(f, k)).map((k) => [k, s(f, k)])),
+        ...(s(f, 'agent-private-key') ? { agentPrivateKey: s(f, 'agent-private-key') } : {}),
+        ...(s(f, 'api-key') ? { apiKey: s(f, 'api-key') } : {}),
+        ...(waitSeconds > 0 ? { waitSeconds } : {}),
+      });
+    },
   },
 };
 
@@ -234,7 +264,7 @@ async function main(argv: string[]): Promise<number> {
     else process.stdout.write(help());
     return cmd || wantsHelp || argv.length === 0 ? 0 : 2;
   }
-  const flags: Flags = parseFlags(argv.slice(2), { ...cmd.options, json: { type: 'boolean' } }, cmd.usage);
+  const flags: Flags = parseFlags(argv.slice(2), { ...cmd.options, json: { type: 'boolean' } }, cmd.usage, cmd.positional);
   const show = (result: Record<string, unknown> | Record<string, unknown>[]) =>
     print(flags.json === true, result, flags.json === true ? undefined : cmd.note, cmd.dataOnStdout?.(flags) ? process.stderr : process.stdout);
   if (cmd.noStore) {

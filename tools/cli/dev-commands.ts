@@ -11,9 +11,11 @@ import { findMerchant } from '../../src/store/merchants.js';
 import { insertBorrower } from '../../src/store/borrowers.js';
 import { ensureAgentKey, ensureOperationalAgent } from '../../src/store/operational-agents.js';
 import { settlementTarget, type CliContext } from './context.js';
+import { baseUrl } from '../../src/config/env.js';
+import type { PaymentRequirements } from '@credit-facilitator/wire/envelope';
 import { UsageError } from './output.js';
 
-function requireDevTools(ctx: CliContext) {
+export function requireDevTools(ctx: CliContext) {
   if (!ctx.env.DEV_TOOLS) throw new UsageError('dev commands are disabled (DEV_TOOLS=false); onboard borrowers through the MCP endpoint');
 }
 
@@ -49,24 +51,51 @@ export async function devBorrowerCreate(ctx: CliContext, opts: { credit?: string
   };
 }
 
-/** Dev only: what prepare_x402_payment plus the agent's signer do, in one step. */
-export async function devVoucher(
-  ctx: CliContext,
-  opts: { merchant?: string; borrower?: string; agent?: string; agentPrivateKey?: string; amount?: string; orderRef?: string; resource?: string; ttl?: string },
-) {
+export interface DevVoucherOptions {
+  merchant?: string;
+  borrower?: string;
+  agent?: string;
+  agentPrivateKey?: string;
+  amount?: string;
+  orderRef?: string;
+  resource?: string;
+  ttl?: string;
+  /** The merchant's advertised requirement (a 402's credit `accepts` entry): the envelope carries it as-is. */
+  accepted?: PaymentRequirements;
+}
+
+/** x402's default for a route that sets none; what a stock paywall advertises. */
+const STOCK_MAX_TIMEOUT_SECONDS = 300;
+
+/**
+ * Dev only: what prepare_x402_payment plus the agent's signer do, in one step. The envelope's
+ * `accepted` is the merchant's requirement as advertised (given, or built as a stock
+ * `@x402/express` paywall with CreditSchemeServer builds it), so the paywall matches it.
+ */
+export async function devVoucher(ctx: CliContext, opts: DevVoucherOptions) {
   requireDevTools(ctx);
-  for (const k of ['merchant', 'borrower', 'agent', 'agentPrivateKey', 'amount'] as const) {
+  const offered = opts.accepted;
+  const merchantId = opts.merchant ?? (typeof offered?.extra?.merchantId === 'string' ? offered.extra.merchantId : undefined);
+  if (!merchantId) throw new UsageError(offered ? 'the offer names no extra.merchantId: pass --merchant' : '--merchant is required');
+  for (const k of ['borrower', 'agent', 'agentPrivateKey'] as const) {
     if (!opts[k]) throw new UsageError(`--${k.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase())} is required`);
   }
+  if (!offered && !opts.amount) throw new UsageError('--amount is required');
+  if (offered && opts.amount && opts.amount !== offered.amount) throw new UsageError(`--amount ${opts.amount} differs from the offer's ${offered.amount}`);
   const privateKey = decodePrivateKey(opts.agentPrivateKey as string);
   if (!privateKey) throw new UsageError('--agent-private-key must be the base64url key printed by "dev borrower create"');
-  const merchant = await findMerchant(ctx.store.c, (opts.merchant as string).toLowerCase());
-  if (!merchant) throw new UsageError(`no merchant ${opts.merchant}`);
+  const merchant = await findMerchant(ctx.store.c, merchantId.toLowerCase());
+  if (!merchant) throw new UsageError(`no merchant ${merchantId}`);
   const { asset, network } = settlementTarget(ctx);
+  const payTo = getAddress(merchant.payoutAddress).toLowerCase();
+  if (offered) offerProblems(offered, { asset, network, payTo });
+  const amount = offered?.amount ?? (opts.amount as string);
   const now = Math.floor(Date.now() / 1000);
   const expiresAt = now + Number(opts.ttl ?? '600');
-  const orderRef = opts.orderRef ?? `order-${newId().slice(0, 8)}`;
+  const offeredOrder = offered?.extra?.orderRef;
+  const orderRef = typeof offeredOrder === 'string' ? offeredOrder : (opts.orderRef ?? `order-${newId().slice(0, 8)}`);
   const resource = opts.resource ?? 'http://127.0.0.1:9000/premium';
+  const idempotencyKey = newId();
   const intent = await createSpendIntent(
     ctx.store.c,
     {
@@ -74,12 +103,12 @@ export async function devVoucher(
       operationalAgentId: (opts.agent as string).toLowerCase(),
       merchantId: merchant._id,
       payTo: merchant.payoutAddress,
-      amount: opts.amount as string,
+      amount,
       asset,
       network,
       orderRef,
       resource,
-      idempotencyKey: newId(),
+      idempotencyKey,
       expiresAt,
     },
     new Date(),
@@ -89,7 +118,7 @@ export async function devVoucher(
     borrowerId: intent.borrowerId,
     operationalAgentId: intent.operationalAgentId,
     merchantId: merchant._id,
-    payTo: getAddress(merchant.payoutAddress).toLowerCase(),
+    payTo,
     amount: intent.amount,
     asset,
     network,
@@ -98,13 +127,33 @@ export async function devVoucher(
     issuedAt: now,
     expiresAt,
   });
-  const paymentPayload = signedCreditPayload(voucher, privateKey);
+  const accepted: PaymentRequirements = offered ?? {
+    scheme: 'credit',
+    network,
+    asset,
+    amount,
+    payTo,
+    maxTimeoutSeconds: STOCK_MAX_TIMEOUT_SECONDS,
+    extra: { merchantId: merchant._id, orderRef, facilitator: baseUrl(ctx.env) },
+  };
+  const paymentPayload = signedCreditPayload(voucher, privateKey, accepted);
   return {
     agentPublicKey: encodeKey(publicKeyFromPrivate(privateKey)),
+    voucherId: voucher.voucherId,
+    orderRef,
+    idempotencyKey,
     paymentPayload,
     paymentSignatureHeader: encodePaymentSignatureHeader(paymentPayload as never),
-    captureBody: { x402Version: 2, paymentPayload },
+    // paymentRequirements is the merchant's echo verify needs (capture takes it too).
+    captureBody: { x402Version: 2, paymentPayload, paymentRequirements: accepted },
   };
+}
+
+/** Refuses an offer our facilitator would reject whatever the voucher says: another network, asset or payee. */
+function offerProblems(offer: PaymentRequirements, ours: { asset: string; network: string; payTo: string }): void {
+  if (offer.network !== ours.network) throw new UsageError(`the offer is on ${offer.network}; this facilitator settles on ${ours.network}`);
+  if (offer.asset.toLowerCase() !== ours.asset) throw new UsageError(`the offer asks for asset ${offer.asset}; this facilitator settles ${ours.asset}`);
+  if (offer.payTo.toLowerCase() !== ours.payTo) throw new UsageError(`the offer pays ${offer.payTo}, not the merchant's payout address ${ours.payTo}`);
 }
 
 /**

@@ -3,6 +3,7 @@ export const SEARCH_ATTRIBUTES = {
   BorrowerId: 'Keyword',
   PaymentStatus: 'Keyword',
   BatchId: 'Keyword',
+  OrderRef: 'Keyword',
 } as const;
 
 export const LOCALHOST = '127.0.0.1';

@@ -32,11 +32,12 @@ export type RequestShape = z.infer<typeof RequestShapeSchema>;
 /** Verify requires the merchant's requirements echo. */
 export const VerifyRequestShapeSchema = RequestShapeSchema.extend({ paymentRequirements: JsonObject });
 
+/** Each issue with its field's path; an unknown key is named itself, `(body)` is the body as a whole. */
 export function fieldIssues(err: z.ZodError): { path: string; message: string }[] {
-  return err.issues.map((i) => ({
-    path: i.path.length ? i.path.map(String).join('.') : '(body)',
-    message: i.message,
-  }));
+  const at = (path: PropertyKey[]) => (path.length ? path.map(String).join('.') : '(body)');
+  return err.issues.flatMap((i) =>
+    i.code === 'unrecognized_keys' ? i.keys.map((k) => ({ path: at([...i.path, k]), message: 'is not a field of this request' })) : [{ path: at(i.path), message: i.message }],
+  );
 }
 
 /** x402 v2 PaymentRequirements; unknown keys pass through. */

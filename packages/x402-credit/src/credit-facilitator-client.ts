@@ -1,6 +1,7 @@
 import { FacilitatorResponseError, type FacilitatorClient } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequirements, SettleResponse, SupportedResponse, VerifyResponse } from '@x402/core/types';
 import { componentLogger, silentLogger, type ClientLogger } from './logger.js';
+import { FacilitatorCredentialError, forbiddenHelp, identityProblem, MerchantIdentitySchema, unauthenticatedHelp, type MerchantIdentity } from './credential-check.js';
 import {
   captureIdempotencyKey,
   captureOutcomeFrom,
@@ -40,6 +41,25 @@ export interface CreditFacilitatorClientOptions {
   requestTimeoutMs?: number;
   fetch?: typeof fetch;
   logger?: ClientLogger;
+  /**
+   * The merchant the key should belong to (the merchantId your offers name): the start check
+   * refuses a key of another merchant.
+   */
+  merchantId?: string;
+  /**
+   * true (default): the first getSupported (x402ResourceServer.initialize, at start) also asks
+   * GET /facilitator/me, logs an error naming the fix and fails when the key is refused, lacks a
+   * permission or belongs to another merchant. Call checkCredential() yourself to check earlier.
+   */
+  checkCredentialOnStart?: boolean;
+}
+
+/** One facilitator answer, as #request reads it. */
+interface Answer {
+  status: number;
+  json: unknown;
+  retryAfter: string | null;
+  preferenceApplied: string | null;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -58,12 +78,15 @@ export class CreditFacilitatorClient implements FacilitatorClient {
   readonly baseUrl: string;
   readonly #apiKey: string;
   readonly #fetch: typeof fetch;
-  readonly #log: ClientLogger;
+  readonly #log: Required<ClientLogger>;
   readonly #waitFor: 'confirmed' | 'captured';
   readonly #confirmTimeoutMs: number;
   readonly #pollIntervalMs: number;
   readonly #longPollSeconds: number;
   readonly #requestTimeoutMs: number;
+  readonly #merchantId: string | undefined;
+  readonly #checkOnStart: boolean;
+  #credentialChecked: Promise<MerchantIdentity | null> | null = null;
 
   constructor(opts: CreditFacilitatorClientOptions) {
     if (!/^sk_live_[A-Za-z0-9_-]{20,}$/.test(opts.apiKey)) throw new Error('CreditFacilitatorClient: apiKey must be a merchant sk_live_ API key');
@@ -76,12 +99,64 @@ export class CreditFacilitatorClient implements FacilitatorClient {
     this.#pollIntervalMs = opts.pollIntervalMs ?? 500;
     this.#longPollSeconds = Math.max(0, Math.min(MAX_LONG_POLL_SECONDS, Math.floor(opts.longPollSeconds ?? 25)));
     this.#requestTimeoutMs = opts.requestTimeoutMs ?? 15_000;
+    this.#merchantId = opts.merchantId;
+    this.#checkOnStart = opts.checkCredentialOnStart ?? true;
   }
 
   async getSupported(): Promise<SupportedResponse> {
+    if (this.#checkOnStart) await this.#checkOnce();
     const { status, json } = await this.#request('GET', '/facilitator/supported', undefined, {}, false);
     return this.#usable(() => supportedFrom(status, json));
   }
+
+  /**
+   * GET /facilitator/me: the key's merchant, permissions and limits. Throws
+   * FacilitatorCredentialError (after logging an error that names the fix) when the key is
+   * refused, lacks a permission or belongs to another merchant than `merchantId`; null when the
+   * facilitator cannot say (unreachable, or too old to have the route), after a warning.
+   */
+  async checkCredential(): Promise<MerchantIdentity | null> {
+    let answer: Answer;
+    try {
+      answer = await this.#request('GET', '/facilitator/me');
+    } catch (err) {
+      this.#log.warn('could not check the merchant API key', { error: (err as Error).message });
+      return null;
+    }
+    if (answer.status === 401 || answer.status === 403) throw new FacilitatorCredentialError(this.#refusalHelp(answer.status, answer.json));
+    const me = MerchantIdentitySchema.safeParse(answer.json);
+    if (answer.status !== 200 || !me.success) {
+      this.#log.warn('could not check the merchant API key', { status: answer.status, hint: 'GET /facilitator/me is missing: an older facilitator?' });
+      return null;
+    }
+    const problem = identityProblem(me.data, this.#merchantId);
+    if (problem) {
+      this.#log.error('merchant API key unusable', { merchantId: me.data.merchantId, fix: problem });
+      throw new FacilitatorCredentialError(`CreditFacilitatorClient: ${problem}`);
+    }
+    this.#log.info('merchant API key accepted', { merchantId: me.data.merchantId, keyId: me.data.credential.id, permissions: me.data.permissions });
+    return me.data;
+  }
+
+  /** One start check at a time; a failed one is asked again on the next call (the operator may have fixed the key). */
+  async #checkOnce(): Promise<void> {
+    this.#credentialChecked ??= this.checkCredential();
+    try {
+      await this.#credentialChecked;
+    } catch (err) {
+      this.#credentialChecked = null;
+      throw err;
+    }
+  }
+
+  /** Logs what a 401 or 403 means and how to fix it; the message for the error thrown with it. */
+  #refusalHelp(status: number, json: unknown): string {
+    const required = (json as { error?: { requiredPermission?: unknown } } | null)?.error?.requiredPermission;
+    const help = status === 401 ? unauthenticatedHelp(this.baseUrl) : forbiddenHelp(typeof required === 'string' ? required : undefined);
+    this.#log.error(status === 401 ? 'merchant API key refused' : 'merchant API key lacks a permission', { status, fix: help });
+    return `CreditFacilitatorClient: ${help}`;
+  }
+
 
   async verify(paymentPayload: PaymentPayload, paymentRequirements: PaymentRequirements): Promise<VerifyResponse> {
     const { status, json } = await this.#request('POST', '/facilitator/verify', facilitatorBody(paymentPayload, paymentRequirements));
@@ -215,7 +290,7 @@ export class CreditFacilitatorClient implements FacilitatorClient {
     headers: Record<string, string> = {},
     authenticated = true,
     timeoutMs = this.#requestTimeoutMs,
-  ): Promise<{ status: number; json: unknown; retryAfter: string | null; preferenceApplied: string | null }> {
+  ): Promise<Answer> {
     let res: Response;
     try {
       res = await this.#fetch(`${this.baseUrl}${path}`, {
@@ -239,6 +314,8 @@ export class CreditFacilitatorClient implements FacilitatorClient {
     } catch {
       json = null;
     }
+    // A refused credential is the merchant's configuration, not the payment's: say so in its log (the payer only sees a 502).
+    if (authenticated && (res.status === 401 || res.status === 403) && path !== '/facilitator/me') this.#refusalHelp(res.status, json);
     return { status: res.status, json, retryAfter: res.headers.get('retry-after'), preferenceApplied: res.headers.get('preference-applied') };
   }
 }

@@ -11,3 +11,4 @@ export {
   type Receipt,
 } from './facilitator-mapping.js';
 export type { ClientLogger } from './logger.js';
+export { FacilitatorCredentialError, type MerchantIdentity } from './credential-check.js';

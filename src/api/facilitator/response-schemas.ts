@@ -81,7 +81,9 @@ export const ReceiptKeysSchema = z.object({ keys: z.array(z.record(z.string(), z
 export const VerifyResponseSchema = z.object({
   isValid: z.boolean(),
   invalidReason: z.enum(INVALID_REASONS).optional(),
+  invalidMessage: z.string().optional().describe('What invalidReason means and what to do'),
   payer: z.string().optional(),
+  paymentId: z.string().optional().describe('voucher_already_used: your payment that already holds this voucher; poll it'),
 });
 
 export const SupportedResponseSchema = z.object({
@@ -95,6 +97,35 @@ export const SupportedResponseSchema = z.object({
   ),
   extensions: z.array(z.unknown()),
   signers: z.record(z.string(), z.array(z.string())),
+});
+
+const RateLimitSchema = z.object({
+  perMinute: z.number().int(),
+  burst: z.number().int(),
+  source: z.enum(['merchant', 'default']).describe('merchant: an operator set this merchant\'s own (admin merchant limits); default: the RATE_LIMIT_* settings'),
+});
+
+export const MeResponseSchema = z.object({
+  merchantId: z.string(),
+  name: z.string().optional(),
+  payoutAddress: z.string().describe('Where settlements pay this merchant'),
+  credential: z.object({
+    type: z.enum(['api_key', 'jwt']),
+    id: z.string().describe('The API key id (as admin key list shows it) or the JWT subject'),
+    steppedUp: z.boolean().optional().describe('JWT only: a recent MFA sign-in, which capture, void and refund need (an API key needs none)'),
+  }),
+  permissions: z.array(z.string()).describe('x402:settle:read (verify, polls, lists), x402:settle:create (capture, void, refund, webhooks)'),
+  limits: z.object({
+    verify: RateLimitSchema.describe('Verify and every read: polls, lists, batch views'),
+    capture: RateLimitSchema.describe('Capture, void, refunds, webhook endpoint changes'),
+    captureShare: z
+      .object({
+        share: z.number().describe('CAPTURE_MERCHANT_SHARE: the share of an API process\'s capture slots one merchant may hold'),
+        maxInFlight: z.number().int().describe('What that share is now on the process that answered (its in-flight limit adapts to load)'),
+      })
+      .optional()
+      .describe('Absent when captures are not capped per merchant'),
+  }),
 });
 
 export const HealthResponseSchema = z.object({ status: z.literal('ok') });
@@ -112,6 +143,8 @@ export const ErrorBodySchema = z.object({
       paymentStatus: z.string().optional().describe('PAYMENT_NOT_VOIDABLE, PAYMENT_NOT_CONFIRMED: the status that prevents it'),
       refundable: BaseUnits.optional().describe('REFUND_EXCEEDS_PAYMENT: what is left to refund'),
       refundId: z.string().optional().describe('REFUND_AUTHORIZATION_USED: the refund that holds the authorization'),
+      paymentId: z.string().optional().describe('PAYMENT_REJECTED voucher_already_used: your payment that already holds this voucher; poll it'),
+      allowedMethods: z.array(z.string()).optional().describe('METHOD_NOT_ALLOWED: the methods the route accepts (also in the Allow header)'),
       merchantInFlightLimit: z.number().int().optional().describe("UNAVAILABLE: the merchant's captures already hold this many of the process's capture slots, their share"),
     })
     .describe('The one error shape of every non-2xx answer'),

@@ -18,6 +18,7 @@ import { keyFromPaymentIdentifier } from '../../payments/payment-identifier.js';
 import { createEndpoint, listEndpoints, removeEndpoint, rotateEndpointSecret } from '../../webhooks/endpoints.js';
 import { verifyPayment } from '../../payments/verify.js';
 import { readJsonBody } from '../../http/body.js';
+import { parseQuery } from '../../http/query.js';
 import { FACILITATOR_PREFIX } from '../../http/mount-points.js';
 import type { ApiDeps } from '../deps.js';
 import { merchantOf, requireMerchant } from '../merchant-auth.js';
@@ -33,6 +34,7 @@ import {
   WebhookEndpointBodySchema,
 } from './schemas.js';
 import { supportedBody } from './supported.js';
+import { meBody } from './me.js';
 import { errorCodeLabel, invalidReasonLabel } from '../../observability/labels.js';
 import { isShedRefusal } from '../capture-admission.js';
 import { tracingOn } from '../../observability/tracing.js';
@@ -40,9 +42,7 @@ import { traceRoute } from '../../http/trace-route.js';
 
 /** The list query as the service takes it; `gt` and `lte` become the equivalent millisecond bounds. */
 function listQuery(raw: unknown): PaymentListQuery {
-  const parsed = PaymentListQuerySchema.safeParse(raw);
-  if (!parsed.success) throw ApiError.invalidRequest(fieldIssues(parsed.error), 'The query is invalid; see fields.');
-  const q = parsed.data;
+  const q = parseQuery(PaymentListQuerySchema, raw);
   const plusMs = (iso: string) => new Date(new Date(iso).getTime() + 1).toISOString();
   const from = [q['created[gte]'], q['created[gt]'] && plusMs(q['created[gt]'])].filter((x): x is string => !!x).sort().at(-1);
   const before = [q['created[lt]'], q['created[lte]'] && plusMs(q['created[lte]'])].filter((x): x is string => !!x).sort()[0];
@@ -125,6 +125,11 @@ export function facilitatorRouter(deps: ApiDeps): Router {
 
   router.get('/health', (ctx) => {
     ctx.body = { status: 'ok' };
+  });
+
+  // Any valid credential may ask who it is: a merchant's start-up check, before it has taken a payment.
+  router.get('/me', requireMerchant(deps, null), (ctx) => {
+    ctx.body = meBody(deps, merchantOf(ctx));
   });
 
   router.post(
@@ -210,9 +215,7 @@ export function facilitatorRouter(deps: ApiDeps): Router {
   });
 
   router.get('/payments/:paymentId/refund-authorization', requireMerchant(deps, PERMISSIONS.settleRead), readLimit, async (ctx) => {
-    const parsed = RefundAuthorizationQuerySchema.safeParse(ctx.query);
-    if (!parsed.success) throw ApiError.invalidRequest(fieldIssues(parsed.error), 'The query is invalid; see fields.');
-    const q = parsed.data;
+    const q = parseQuery(RefundAuthorizationQuerySchema, ctx.query);
     ctx.body = await prepareRefundAuthorization(deps, {
       merchantId: merchantOf(ctx).merchantId,
       paymentId: ctx.params.paymentId ?? '',

@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import type { AuthDeps } from '../deps.js';
 import { consumeRate } from '../../store/rate-limits.js';
+import { inSeconds } from '../../domain/errors.js';
 
 /**
  * What POST /oauth/reg checks before oidc-provider sees the document (RFC 7591): a per-address
@@ -112,7 +113,7 @@ export async function guardRegistration(deps: AuthDeps, ctx: Context): Promise<b
   }
   if (!d.allowed) {
     const retry = String(Math.max(1, d.retryAfterSeconds));
-    oauthError(ctx, 429, 'rate_limited', `Too many client registrations from this address; retry after ${retry} seconds.`, { 'Retry-After': retry });
+    oauthError(ctx, 429, 'rate_limited', `Too many client registrations from this address; retry after ${inSeconds(retry)}.`, { 'Retry-After': retry });
     return true;
   }
   if (!ctx.is('application/json')) {
