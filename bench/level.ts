@@ -7,7 +7,7 @@ import type { StackHandle } from '../tools/stack/stack.js';
 import type { World } from '../tools/harness/world.js';
 import { withBatchOutcomes } from '../src/store/payment-outcomes.js';
 import { findPayments } from '../src/store/payments.js';
-import { findBatches } from '../src/store/settlement-queue.js';
+import { findBatches } from '../src/store/settlement/batches.js';
 import { cpuBetween, snapshot } from './cpu.js';
 import { planArrivals, runOpenLoop, type ArrivalKind, type CaptureRecord, type OpenLoopResult } from './open-loop.js';
 import { phaseProfile, type PhaseProfile } from './phases.js';

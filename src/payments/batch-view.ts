@@ -4,7 +4,7 @@ import { isUuid } from '@credit-facilitator/wire/ids';
 import { newestFirst } from '../domain/payment-ledger.js';
 import type { Receipt } from '../domain/payment.js';
 import type { BatchStatus } from '../store/documents.js';
-import { findBatch } from '../store/settlement-queue.js';
+import { findBatch } from '../store/settlement/batches.js';
 import { receiptsByIds } from './list-payments.js';
 
 export interface BatchViewAnswer {

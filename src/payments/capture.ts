@@ -12,7 +12,7 @@ import { claimIdempotencyKey, idempotencyId, releaseIdempotencyKey } from '../st
 import { isDuplicateKey } from '../store/mongo.js';
 import { deleteUnacceptedPayment, findPayment, findPaymentByVoucher, insertPayment } from '../store/payments.js';
 import { consumeSpendIntentOrFate, findSpendIntentFate } from '../store/spend-intents.js';
-import { dequeueRefused, enqueueForSettlement } from '../store/settlement-queue.js';
+import { dequeueRefused, enqueueForSettlement } from '../store/settlement/queue.js';
 import { loadCaptureContext, type CaptureContext } from './context.js';
 import { contextWithFate, fateMayChange, lostClaimReason } from './intent-view.js';
 import { toReceipt } from '../settlement/receipt.js';

@@ -5,7 +5,8 @@ import { paymentStateInBatch, type PaymentStatus, type Receipt } from '../domain
 import { ledgerDays, ledgerMinutes, ledgerPage, paymentIdsOfOrder } from '../store/payment-ledger.js';
 import { findPayment, findPayments } from '../store/payments.js';
 import { withBatchOutcomes } from '../store/payment-outcomes.js';
-import { allQueues, findBatch, readQueues } from '../store/settlement-queue.js';
+import { allQueues, readQueues } from '../store/settlement/queue.js';
+import { findBatch } from '../store/settlement/batches.js';
 import { acceptedReceipt, type StatusDeps } from './status.js';
 
 export interface PaymentListQuery {

@@ -1,5 +1,5 @@
 import type { Collections } from '../store/collections.js';
-import { readSettlementBoard, type SettlementBoard } from '../store/settlement-queue.js';
+import { readSettlementBoard, type SettlementBoard } from '../store/settlement/board.js';
 
 /** A board as read at `readAtMs` (this process's clock). */
 export interface BoardSnapshot extends SettlementBoard {

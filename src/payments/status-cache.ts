@@ -1,6 +1,6 @@
 import type { Collections } from '../store/collections.js';
 import type { BatchDoc, PaymentDoc } from '../store/documents.js';
-import { findBatch, findBatches, isFinishedBatch } from '../store/settlement-queue.js';
+import { findBatch, findBatches, isFinishedBatch } from '../store/settlement/batches.js';
 import { SettlementBoardReader, type BoardSnapshot, type BoardSource } from './settlement-board.js';
 import { Lru } from '@credit-facilitator/wire/lru';
 import { batchesToRead, keptBatchIsCurrent, type KeptBatch } from '../domain/batch-board.js';

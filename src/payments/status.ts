@@ -4,7 +4,7 @@ import { isUuid } from '@credit-facilitator/wire/ids';
 import { paymentStateInBatch, type Receipt } from '../domain/payment.js';
 import type { PaymentDoc } from '../store/documents.js';
 import { findPayment } from '../store/payments.js';
-import { batchHolds, findClaim, isVoidClaim } from '../store/settlement-queue.js';
+import { batchHolds, findClaim, isVoidClaim } from '../store/settlement/claims.js';
 import { findSpendIntentFate } from '../store/spend-intents.js';
 import { PaymentStatusCache } from './status-cache.js';
 import { toReceipt } from '../settlement/receipt.js';

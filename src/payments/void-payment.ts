@@ -5,7 +5,8 @@ import { isUuid } from '@credit-facilitator/wire/ids';
 import type { Receipt } from '../domain/payment.js';
 import { claimIdempotencyKey, idempotencyId, releaseIdempotencyKey } from '../store/idempotency.js';
 import { findPayment } from '../store/payments.js';
-import { claimForBatch, findClaim, isVoidClaim, queueEntryOf, voidClaimId } from '../store/settlement-queue.js';
+import { queueEntryOf } from '../store/settlement/queue.js';
+import { claimForBatch, findClaim, isVoidClaim, voidClaimId } from '../store/settlement/claims.js';
 import { finishVoid } from '../settlement/finish-void.js';
 import { acceptedReceipt } from './status.js';
 

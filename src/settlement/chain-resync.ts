@@ -1,9 +1,12 @@
 import { findBatchSettlement, readPaymentSettledEvents, settledBatchesBetween, settledContentOf, submitSettleBatch, type SettledBatchLog, type SettlementItem } from '../chain/settlement.js';
 import type { BatchOutcome } from '../domain/payment.js';
-import { batchSetIds, decideBatchSet, findBatchSets } from '../store/batch-sets.js';
+import { batchSetIds, decideBatchSet, findBatchSets } from '../store/settlement/batch-sets.js';
 import { findByIds } from '../store/find-by-ids.js';
 import type { SettlementQueueDoc } from '../store/documents.js';
-import { allQueues, announceBatch, claimForBatch, findBatches, findClaims, isFinishedBatch, queueEntryOf, readQueues, readResyncCheckpoint, readSettlementBoard, recordBatch, releaseClaims, shardOf, writeResyncCheckpoint } from '../store/settlement-queue.js';
+import { allQueues, queueEntryOf, readQueues, shardOf } from '../store/settlement/queue.js';
+import { claimForBatch, findClaims, releaseClaims } from '../store/settlement/claims.js';
+import { findBatches, isFinishedBatch, recordBatch } from '../store/settlement/batches.js';
+import { announceBatch, readResyncCheckpoint, readSettlementBoard, writeResyncCheckpoint } from '../store/settlement/board.js';
 import { batchIdsOfRunningShards } from '../temporal/shard-batches.js';
 import type { ShardDeps, ShardSettlement } from './shard.js';
 

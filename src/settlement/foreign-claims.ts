@@ -1,6 +1,7 @@
-import { batchSetIds, findBatchSets } from '../store/batch-sets.js';
+import { batchSetIds, findBatchSets } from '../store/settlement/batch-sets.js';
 import type { Collections } from '../store/collections.js';
-import { batchHolds, findBatches, findClaims, isFinishedBatch, isVoidClaim, releaseClaims } from '../store/settlement-queue.js';
+import { batchHolds, findClaims, isVoidClaim, releaseClaims } from '../store/settlement/claims.js';
+import { findBatches, isFinishedBatch } from '../store/settlement/batches.js';
 
 /** Payments a batch could not claim, by why (sortForeignClaims). */
 export interface ForeignClaims {
@@ -18,7 +19,7 @@ export interface ForeignClaims {
 
 /**
  * Sorts the payments a batch found claimed by someone else. A batch settles exactly its decided set
- * (store/batch-sets.ts), so a claim that set does not list is an orphan at once: left by a gather
+ * (store/settlement/batch-sets.ts), so a claim that set does not list is an orphan at once: left by a gather
  * attempt Temporal gave up on, which ran on after the live attempt decided the set, or died between
  * its claims and the set. Its claim is deleted with a compare-and-set on the orphaning batch, so the
  * next batch claims it, as is every claim of an ABANDONED batch. A payment a set lists stays queued

@@ -7,8 +7,11 @@ import { closeHoldsOfBorrowers } from '../store/borrowers.js';
 import type { SettlementQueueDoc } from '../store/documents.js';
 import { recordLedgerLines } from '../store/payment-ledger.js';
 import { findByIds } from '../store/find-by-ids.js';
-import { announceBatch, type AnnouncedBoards, claimForBatch, countQueued, enqueueEntryOnce, findClaim, isVoidClaim, queueEntryOf, queuesServedBy, readQueues, recordBatch, recordShardBacklog, releaseClaims, removeFromQueues } from '../store/settlement-queue.js';
-import { batchSetIds, decideBatchSet, findBatchSet } from '../store/batch-sets.js';
+import { countQueued, enqueueEntryOnce, queueEntryOf, queuesServedBy, readQueues, removeFromQueues } from '../store/settlement/queue.js';
+import { claimForBatch, findClaim, isVoidClaim, releaseClaims } from '../store/settlement/claims.js';
+import { recordBatch } from '../store/settlement/batches.js';
+import { announceBatch, type AnnouncedBoards, recordShardBacklog } from '../store/settlement/board.js';
+import { batchSetIds, decideBatchSet, findBatchSet } from '../store/settlement/batch-sets.js';
 import { sortForeignClaims } from './foreign-claims.js';
 import type { PaymentWorkflowInput } from '../temporal/definitions.js';
 import { DEFAULT_WEBHOOK_RETRY, emitWebhookEvents } from '../webhooks/emit.js';
@@ -86,7 +89,7 @@ export function createShardSettlement(deps: ShardDeps) {
   }
 
   /**
-   * The batch's decided set (store/batch-sets.ts), the only answer any step uses: the cache holds
+   * The batch's decided set (store/settlement/batch-sets.ts), the only answer any step uses: the cache holds
    * only what a set said. A batch gathered before sets existed gets one now, from the ids its
    * workflow holds. A set that differs from those ids stops the step loudly: it never happens unless
    * something else decided for the batch.

@@ -1,7 +1,8 @@
 import type { Collections } from './collections.js';
 import type { BatchDoc, PaymentDoc } from './documents.js';
 import { findPayment } from './payments.js';
-import { batchHolds, findBatches, findClaims, isVoidClaim } from './settlement-queue.js';
+import { batchHolds, findClaims, isVoidClaim } from './settlement/claims.js';
+import { findBatches } from './settlement/batches.js';
 
 /**
  * A payment as its batch left it. The batch end no longer writes each payment's outcome onto its

@@ -3,7 +3,7 @@ import type { Collections } from './collections.js';
 import { findByIds } from './find-by-ids.js';
 import type { PaymentRefundsDoc, RefundRecord } from './documents.js';
 import { withFencedDocument } from './fencing.js';
-import { announceRefund } from './settlement-queue.js';
+import { announceRefund } from './settlement/board.js';
 
 export function findPaymentRefunds(c: Collections, paymentId: string): Promise<PaymentRefundsDoc | null> {
   return c.refunds.findOne({ _id: paymentId });

@@ -9,7 +9,7 @@ import { ANVIL_DEV_PRIVATE_KEY } from '../../tools/stack/deployment.js';
 import { freePort, type ExitInfo } from '../../tools/stack/processes.js';
 import { rpcCall } from '../../tools/stack/probes.js';
 import type { StackHandle } from '../../tools/stack/stack.js';
-import { shardOf } from '../../src/store/settlement-queue.js';
+import { shardOf } from '../../src/store/settlement/queue.js';
 import { startExtraWorker, type ExtraWorker } from '../helpers/extra-api.js';
 import { assertLedgerAgrees } from '../helpers/ledger.js';
 import { paymentSettledEvent, type World } from '../helpers/world.js';

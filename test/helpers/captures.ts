@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import type { PaymentDoc } from '../../src/store/documents.js';
 import { paymentAfterBatch } from '../../src/store/payment-outcomes.js';
 import { findPayments } from '../../src/store/payments.js';
-import { batchHolds, findBatches, findClaims } from '../../src/store/settlement-queue.js';
+import { batchHolds, findClaims } from '../../src/store/settlement/claims.js';
+import { findBatches } from '../../src/store/settlement/batches.js';
 import { capture, newBorrower, newMerchant, newVoucher, UNTHROTTLED, type TestBorrower, type TestMerchant, type TestVoucher, type World } from './world.js';
 
 /** A fresh merchant and borrower, used by one test only, so their balances are that test's sums. */

@@ -1,5 +1,6 @@
 import { paymentViews, type CapturedPayment, type PaymentView } from './captures.js';
-import { findBatches, findClaims } from '../../src/store/settlement-queue.js';
+import { findClaims } from '../../src/store/settlement/claims.js';
+import { findBatches } from '../../src/store/settlement/batches.js';
 import assert from 'node:assert/strict';
 import { getAbiItem, type Hex } from 'viem';
 import { creditSettlementAbi } from '../../src/chain/abi.js';

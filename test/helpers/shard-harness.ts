@@ -13,7 +13,7 @@ import { createShardSettlement, type ShardDeps, type StepContext } from '../../s
 import type { Collections } from '../../src/store/collections.js';
 import type { SettlementQueueDoc } from '../../src/store/documents.js';
 import { connectStore, type Store } from '../../src/store/mongo.js';
-import { findBatches } from '../../src/store/settlement-queue.js';
+import { findBatches } from '../../src/store/settlement/batches.js';
 import { ANVIL_DEV_PRIVATE_KEY } from '../../tools/stack/deployment.js';
 import { rpcCall } from '../../tools/stack/probes.js';
 import { uuidToBytes32 } from '@credit-facilitator/wire/ids';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { newId } from '@credit-facilitator/wire/ids';
-import { findBatch, recordBatch } from '../../src/store/settlement-queue.js';
+import { findBatch, recordBatch } from '../../src/store/settlement/batches.js';
 import { world, type World } from '../helpers/world.js';
 
 /**

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { newId } from '@credit-facilitator/wire/ids';
 import { sortForeignClaims } from '../../src/settlement/foreign-claims.js';
-import { claimForBatch, findClaims, recordBatch, voidClaimId } from '../../src/store/settlement-queue.js';
+import { claimForBatch, findClaims, voidClaimId } from '../../src/store/settlement/claims.js';
+import { recordBatch } from '../../src/store/settlement/batches.js';
 import { world, type World } from '../helpers/world.js';
 
 /**

@@ -3,7 +3,7 @@ import { newId } from '@credit-facilitator/wire/ids';
 import type { BatchDoc, PaymentDoc } from '../../src/store/documents.js';
 import { findPaymentWithOutcome, withBatchOutcomes } from '../../src/store/payment-outcomes.js';
 import { paymentsCapturingSince } from '../../src/store/payments.js';
-import { voidClaimId } from '../../src/store/settlement-queue.js';
+import { voidClaimId } from '../../src/store/settlement/claims.js';
 import { call, capture, newBorrower, newMerchant, newVoucher, pollUntil, UNTHROTTLED, world, type World } from '../helpers/world.js';
 import { metricSum, scrapeApiMetrics } from '../helpers/metrics.js';
 import { isFindByIds, recordStoreCommands } from '../helpers/store-commands.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { minuteKey } from '../../src/domain/payment-ledger.js';
 import { reserveRefund } from '../../src/store/refunds.js';
-import { announceBatch, announceRefund, readSettlementBoard, sweepBoardMinutes, type AnnouncedBoards } from '../../src/store/settlement-queue.js';
+import { announceBatch, announceRefund, readSettlementBoard, sweepBoardMinutes, type AnnouncedBoards } from '../../src/store/settlement/board.js';
 import { metricSum, scrapeApiMetrics } from '../helpers/metrics.js';
 import { refund, signedRefund } from '../helpers/refunds.js';
 import { recordStoreCommands } from '../helpers/store-commands.js';

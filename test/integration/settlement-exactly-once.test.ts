@@ -3,8 +3,10 @@ import type { BatchOutcome } from '../../src/domain/payment.js';
 import type { ShardSettlement } from '../../src/settlement/shard.js';
 import { submitSettleBatch } from '../../src/chain/settlement.js';
 import { sortForeignClaims } from '../../src/settlement/foreign-claims.js';
-import { decideBatchSet, findBatchSet } from '../../src/store/batch-sets.js';
-import { announceBatch, claimForBatch, findBatch, findClaims, recordBatch, writeResyncCheckpoint } from '../../src/store/settlement-queue.js';
+import { decideBatchSet, findBatchSet } from '../../src/store/settlement/batch-sets.js';
+import { claimForBatch, findClaims } from '../../src/store/settlement/claims.js';
+import { findBatch, recordBatch } from '../../src/store/settlement/batches.js';
+import { announceBatch, writeResyncCheckpoint } from '../../src/store/settlement/board.js';
 import { resyncFromChain } from '../../src/settlement/chain-resync.js';
 import { newId } from '@credit-facilitator/wire/ids';
 import { assertChainAgrees, heldStep, newShard, queueAccepted, shardHarness, type ShardHarness } from '../helpers/shard-harness.js';
@@ -25,7 +27,7 @@ async function settleGathered(shard: ShardSettlement, batchId: string, gathered:
 }
 
 /**
- * Issue 42: a batch settles exactly the set decided for it once (store/batch-sets.ts), whatever a
+ * Issue 42: a batch settles exactly the set decided for it once (store/settlement/batch-sets.ts), whatever a
  * stale gather attempt (one Temporal already gave up on, still running in the worker) claims or
  * caches after the live attempt returned; and a batch is CONFIRMED only when what settled on chain
  * under its id is that set. Each ends with the check against the chain's events.

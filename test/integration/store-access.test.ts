@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { chargeDailySpend, refundDailySpend } from '../../src/store/agent-spend.js';
 import { closeHoldsOfBorrowers, convertHoldToDebt, findBorrower, holdCredit, releaseHold } from '../../src/store/borrowers.js';
-import { announceBatch, type AnnouncedBoards } from '../../src/store/settlement-queue.js';
+import { announceBatch, type AnnouncedBoards } from '../../src/store/settlement/board.js';
 import { findSpendIntentFates } from '../../src/store/spend-intents.js';
 import type { Collections } from '../../src/store/collections.js';
 import { claimInsertFirst, type HeldVerdict } from '../../src/store/claim.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { paymentStateInBatch, settledPaymentState } from '../../src/domain/payment.js';
-import { shardOf } from '../../src/store/settlement-queue.js';
+import { shardOf } from '../../src/store/settlement/queue.js';
 
 describe('settlement shards: pure parts', () => {
   it('routes a payment to the same shard every time, and spreads payments evenly', () => {

@@ -1,7 +1,7 @@
-import type { Collections } from './collections.js';
-import type { BatchSetDoc, SettlementQueueDoc } from './documents.js';
-import { insertOnce } from './claim.js';
-import { findByIds } from './find-by-ids.js';
+import type { Collections } from '../collections.js';
+import type { BatchSetDoc, SettlementQueueDoc } from '../documents.js';
+import { insertOnce } from '../claim.js';
+import { findByIds } from '../find-by-ids.js';
 
 /**
  * Decides a batch's set of payments: the first writer's set stands (a unique insert on the batch
