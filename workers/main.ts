@@ -20,7 +20,7 @@ import { tracedClientInterceptors, tracedWorkerOptions } from './tracing.js';
 import { startTracing } from '../src/observability/tracing-setup.js';
 import { lowerCpuPriority } from './cpu-priority.js';
 import { BacklogPriority } from './backlog-priority.js';
-import { resyncAtStart } from './resync-at-start.js';
+import { resyncInBackground } from './resync-in-background.js';
 
 function chainContext(env: Env, logger: Logger): ChainContext {
   if (!env.RPC_URL || !env.SETTLER_PRIVATE_KEY || !env.SETTLEMENT_CONTRACT_ADDRESS || !env.ASSET_ADDRESS) {
@@ -157,7 +157,7 @@ async function main() {
   process.once('SIGINT', () => stop('SIGINT'));
   process.once('SIGTERM', () => stop('SIGTERM'));
 
-  await resyncAtStart(
+  resyncInBackground(
     { store, chain, temporal, taskQueue: env.TEMPORAL_TASK_QUEUE, shards: env.SETTLEMENT_SHARDS, metrics, settings, webhooks: { retry: { initialMs: env.WEBHOOK_RETRY_INITIAL_MS, maxMs: env.WEBHOOK_RETRY_MAX_MS } } },
     logger,
   );

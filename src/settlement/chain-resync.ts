@@ -28,7 +28,7 @@ type Log = (msg: string, fields: Record<string, unknown>) => void;
 /**
  * Brings the store in line with the chain and with the shards Temporal runs, for a store, a
  * Temporal and a chain restored from copies taken moments apart (docs/operations.md, "Backup and
- * restore"). The worker runs it before it polls, so no shard gathers first:
+ * restore"). The worker starts it beside its own start (workers/resync-in-background.ts):
  * - a batch the chain settled (BatchSettled since the last resync) that the store does not record
  *   CONFIRMED gets its set and claims from the chain's PaymentSettled events, then is ended as its
  *   shard would have ended it (record, credit, ledger, webhooks, payment workflows told, dequeued),
