@@ -4,12 +4,14 @@ import { join } from 'node:path';
 import type { StackHandle, StackOptions } from '../../tools/stack/stack.js';
 import { closeWorld, connectWorld, type World } from '../helpers/world.js';
 import { anvilControl, type AnvilControl } from './anvil-control.js';
-import { launchTestStack, logTails, testSource } from './stack.js';
+import { launchTestStack, logTails, npmStartSource, testSource } from './stack.js';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 
 export interface IsolatedStackSettings {
-  /** Settings over the test defaults (e.g. CONFIRMATIONS, BATCH_MAX_WAIT_MS). */
+  /** Settings over the defaults (e.g. CONFIRMATIONS, BATCH_MAX_WAIT_MS). */
   env?: Record<string, string>;
+  /** `test` (the default): the test stack's settings (test/support/stack.ts); `npm-start`: what npm start runs with. */
+  defaults?: 'test' | 'npm-start';
   /** Put a TcpProxy between the worker and API and the node, so the test can cut their RPC. */
   rpcProxy?: boolean;
   /** A part of the stack died without being asked to (after start-up). */
@@ -38,7 +40,7 @@ export function useIsolatedStack(settings: IsolatedStackSettings = {}): () => Is
   before(async function () {
     this.timeout(240_000);
     dir = mkdtempSync(join(tmpdir(), 'cf-fault-'));
-    const source = await testSource(dir, settings.env);
+    const source = settings.defaults === 'npm-start' ? await npmStartSource(dir, settings.env) : await testSource(dir, settings.env);
     if (settings.rpcProxy) proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(source.ANVIL_PORT) });
     stack = await launchTestStack(dir, source, {
       ...(proxy ? { childRpcUrl: proxy.url } : {}),

@@ -50,6 +50,21 @@ export async function testSource(dir: string, overrides: Record<string, string> 
   };
 }
 
+/**
+ * What `npm start` runs with (the src/config/env.ts defaults: NODE_ENV=development, DEV_TOOLS=true,
+ * group commit, ...), but on free ports in `dir`; `overrides` win. For tests of the documented behaviour.
+ */
+export async function npmStartSource(dir: string, overrides: Record<string, string> = {}): Promise<NodeJS.ProcessEnv> {
+  const external = process.env.TEST_MONGODB_URI;
+  return {
+    ...(await throwawayStackSource(dir)),
+    NODE_ENV: 'development',
+    DEV_TOOLS: 'true',
+    ...(external ? { MONGODB_URI: external, MONGODB_DB: `cf_test_${process.pid}_${Date.now()}` } : {}),
+    ...overrides,
+  };
+}
+
 /** A quiet, headless stack in `dir` that logs to <dir>/stack.log and <dir>/logs; prints the log tails if it fails to start. */
 export async function launchTestStack(dir: string, source: NodeJS.ProcessEnv, extra: Pick<StackOptions, 'childRpcUrl' | 'onUnexpectedExit'> = {}): Promise<StackHandle> {
   try {

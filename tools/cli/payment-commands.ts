@@ -7,6 +7,7 @@ import { chainRefundsFor, chainSettlementsBetween, settledPaymentsBetween, store
 import { findMerchant } from '../../src/store/merchants.js';
 import type { CliContext } from './context.js';
 import { UsageError } from './output.js';
+import { userPath } from './user-path.js';
 
 export interface PeriodFlags {
   merchant?: string;
@@ -34,10 +35,11 @@ export async function paymentsExport(ctx: CliContext, f: PeriodFlags & { format?
   if (format !== 'csv' && format !== 'json') throw new UsageError('--format is csv or json');
   const rows = await settledPaymentsBetween(readDeps(ctx), merchantId, from, to);
   const text = format === 'csv' ? toCsv(rows) : JSON.stringify(rows, null, 2) + '\n';
-  if (f.out) writeFileSync(f.out, text);
+  const out = f.out ? userPath(f.out) : undefined;
+  if (out) writeFileSync(out, text);
   else process.stdout.write(text);
   const amount = rows.reduce((s, r) => s + BigInt(r.amount), 0n).toString();
-  return { merchantId, from: from.toISOString(), to: to.toISOString(), payments: rows.length, amount, ...(f.out ? { file: f.out } : {}) };
+  return { merchantId, from: from.toISOString(), to: to.toISOString(), payments: rows.length, amount, ...(out ? { file: out } : {}) };
 }
 
 function chainSettings(ctx: CliContext, rpcFlag?: string): { rpcUrl: string; contract: Address; fromBlock: bigint } {

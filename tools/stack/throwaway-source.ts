@@ -1,7 +1,7 @@
 import { freePort } from './processes.js';
 
 /** Settings a developer's shell may hold that must never leak into a throwaway stack (tests, bench). */
-const EXTERNAL_SETTINGS = [
+export const EXTERNAL_SETTINGS = [
   'MONGODB_URI', 'RPC_URL', 'SETTLEMENT_CONTRACT_ADDRESS', 'ASSET_ADDRESS', 'DEPLOY_BLOCK', 'SETTLER_PRIVATE_KEY', 'SETTLER_ADDRESS',
   'MERCHANT_JWT_ISSUER', 'MERCHANT_JWT_JWKS_URL', 'MERCHANT_JWT_PUBLIC_JWK', 'PUBLIC_ORIGIN', 'TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE',
   'TEMPORAL_UI_PORT',
