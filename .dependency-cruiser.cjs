@@ -39,13 +39,16 @@ const layers = [
   { name: 'config', paths: ['src/config'], may: ['domain', 'wire'] },
   // The pure domain, then the wire protocol every side shares (a published package).
   { name: 'domain', paths: ['src/domain'], may: ['wire'] },
-  { name: 'clients', paths: ['packages/agent-client', 'packages/x402-credit'], may: ['packages/agent-client', 'wire'] },
+  // The published clients: the agent's and the merchant's stand apart, so a merchant installs no agent.
+  { name: 'agent-client', paths: ['packages/agent-client'], may: ['wire'] },
+  { name: 'merchant-client', paths: ['packages/x402-credit'], may: ['wire'] },
   { name: 'wire', paths: ['packages/wire'], may: [] },
 ];
 
 const groups = {
   services: ['src/agents', 'src/payments', 'src/settlement', 'src/webhooks'],
   infra: ['src/store', 'src/chain', 'src/net', 'src/observability', 'src/config'],
+  clients: ['packages/agent-client', 'packages/x402-credit'],
 };
 
 const byName = Object.fromEntries(layers.map((l) => [l.name, l.paths]));

@@ -1,3 +1,5 @@
+import { NEXT_ONBOARDING_STEP, onboardingShortfall, stageOfScopes, type ToolName } from '@credit-facilitator/wire/onboarding';
+
 /**
  * HTTP-level refusals at /mcp. Every non-2xx body there is a JSON-RPC error (what MCP clients
  * parse): `{"jsonrpc":"2.0","id":null,"error":{"code",message,"data":{"code":<our code>,"requestId",...}}}`.
@@ -65,18 +67,22 @@ export function unauthorized(resourceMetadata: string, tokenPresented: boolean, 
  */
 export function insufficientScope(
   resourceMetadata: string,
-  shortfall: { tool: string; needed: readonly string[]; missing: readonly string[]; request: readonly string[] },
+  shortfall: { tool: ToolName; needed: readonly string[]; missing: readonly string[]; request: readonly string[]; granted: readonly string[] },
   requestId: string,
   id: string | number | null,
 ): McpHttpError {
   const { tool, needed, missing, request } = shortfall;
   const description = `${tool} needs scope ${needed.join(' ')}`;
-  return mcpHttpError(403, 'INSUFFICIENT_SCOPE', `This token lacks the scope ${missing.join(' ')} needed by ${tool}. Request it (re-authorise or refresh after onboarding advances) and retry.`, requestId, {
+  // A token carries its stage's scopes, so they tell which onboarding step opens the tool.
+  const stage = stageOfScopes(shortfall.granted);
+  const why = onboardingShortfall(tool, stage);
+  const then = why ? `; ${why}, then refresh the token and retry.` : '. Request it (re-authorise or refresh after onboarding advances) and retry.';
+  return mcpHttpError(403, 'INSUFFICIENT_SCOPE', `This token lacks the scope ${missing.join(' ')} needed by ${tool}${then}`, requestId, {
     id,
     headers: {
       'WWW-Authenticate': bearerChallenge({ error: 'insufficient_scope', scope: request.join(' '), resource_metadata: resourceMetadata, error_description: description }),
     },
-    data: { oauth_error: 'insufficient_scope', tool, scope: needed.join(' '), missing_scopes: [...missing] },
+    data: { oauth_error: 'insufficient_scope', tool, scope: needed.join(' '), missing_scopes: [...missing], token_stage: stage, ...(why ? { next_step: NEXT_ONBOARDING_STEP[stage] } : {}) },
   });
 }
 

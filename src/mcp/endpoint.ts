@@ -149,7 +149,7 @@ export function mcpEndpoint(deps: McpDeps) {
         outcome: 'insufficient_scope', missingScopes: shortfall.missing, latencyMs: Math.round(performance.now() - started),
       });
       const request = stepUpScopes(shortfall.needed, principal.scopes, auth.consentedScopes);
-      return send(ctx, insufficientScope(metadataUrl, { ...shortfall, request }, requestId, shortfall.id));
+      return send(ctx, insufficientScope(metadataUrl, { ...shortfall, request, granted: principal.scopes }, requestId, shortfall.id));
     }
 
     if (modern) return serveModernRequest(deps, ctx, { request: webReq, body: read.body, authInfo: auth.authInfo, principal, requestId, started });

@@ -1,118 +1,137 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { promisify } from 'node:util';
+import { generatePrivateKey } from 'viem/accounts';
 import { mcpUrl } from '../../src/config/env.js';
-import { SCOPES } from '@credit-facilitator/wire/onboarding';
-import { mintBorrowerToken } from '../helpers/borrower-token.js';
-import { onboardBorrower } from '../helpers/onboarding.js';
-import { call, newMerchant, world } from '../helpers/world.js';
-
-const run = promisify(execFile);
-const repo = fileURLToPath(new URL('../../../', import.meta.url));
-const PACKAGES = ['wire', 'agent-client', 'x402-credit'] as const;
-/** The reference SDKs the round trip runs on, at the versions the repository pins. */
-const SDKS = ['@x402/core', '@x402/fetch', '@x402/express', 'express'] as const;
-
-interface PackEntry {
-  name: string;
-  filename: string;
-  files: { path: string }[];
-}
-
-/** npm's environment without what `npm test` exported for this repository (workspace, prefix, scripts). */
-function npmEnv(): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k)));
-}
+import { freePort } from '../../tools/stack/processes.js';
+import { completeSignIn, openBrowser, signOnPage, type BrowserHandle, type WalletPage } from '../support/browser.js';
+import { runNodeScript, type ScriptRun } from '../support/node-script.js';
+import { installAsReadmeSays, packAll, REPO } from '../support/packed-packages.js';
+import { readmeExamples, type ReadmeExamples } from '../support/readme-examples.js';
+import { call, newMerchant, world, type TestMerchant, type World } from '../helpers/world.js';
 
 /**
- * The packages as a stranger gets them: `npm pack` each into a directory outside the repository,
- * install the tarballs with the reference x402 SDKs into a fresh project there, and run the x402
- * round trip with plain node from that project. It proves the packages stand alone: their own
- * dependencies, their exports, their built files, no path back into this repository.
+ * The packages as a stranger gets them: each packed, then installed alone into an empty project
+ * outside the repository with exactly its README's install line, and the README's own example
+ * code (read out of the markdown) run with plain node against the test stack: the x402-credit
+ * merchant paywall, the agent-client agent paying it (signing in and signing in headless Chromium,
+ * as the borrower would), the same agent run again from its saved state, its @x402/fetch variant,
+ * and the x402-credit payment check.
  */
-describe('client packages: packed, installed into a throwaway project, pay an x402 round trip', function () {
+describe('client packages: each installed alone from its tarball, its README examples run as written', function () {
+  this.timeout(600_000);
   let dir: string;
+  let w: World;
+  let m: TestMerchant;
+  let tarballs: Record<string, string>;
+  let merchant: ScriptRun | undefined;
+  let merchantUrl: string;
+  let browser: BrowserHandle;
+  let wp: WalletPage;
+  const merchantProject = () => join(dir, 'merchant');
+  const agentProject = () => join(dir, 'agent');
+  const examples = (p: string): ReadmeExamples => readmeExamples(join(REPO, 'packages', p, 'README.md'));
 
-  after(function () {
+  before(async function () {
+    w = await world();
+    m = await newMerchant(w, 'Packed Shop');
+    dir = realpathSync(mkdtempSync(join(tmpdir(), 'cf-packed-')));
+    assert.ok(!dir.startsWith(realpathSync(REPO)), 'the projects live outside the repository');
+    tarballs = await packAll(dir);
+  });
+
+  after(async function () {
+    merchant?.stop();
+    await browser?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('an @x402/fetch agent pays an @x402/express merchant through the facilitator to CONFIRMED, importing only the packages', async function () {
-    this.timeout(240_000);
-    const w = await world();
-    const m = await newMerchant(w, 'Packed Shop');
-    const b = await onboardBorrower(w);
-    const token = await mintBorrowerToken(w, { borrowerId: b.borrowerId, scopes: SCOPES });
+  function writeExamples(project: string, ex: ReadmeExamples): void {
+    for (const [name, code] of Object.entries(ex.files)) writeFileSync(join(project, name), code);
+  }
 
-    dir = realpathSync(mkdtempSync(join(tmpdir(), 'cf-packed-')));
-    assert.ok(!dir.startsWith(realpathSync(repo)), 'the project lives outside the repository');
-    const tarballs: Record<string, string> = {};
-    for (const p of PACKAGES) {
-      // npm run build already built dist/ (and prepack would only rebuild it).
-      const { stdout } = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', dir], { cwd: join(repo, 'packages', p), env: npmEnv() });
-      const [packed] = JSON.parse(stdout) as PackEntry[];
-      assert.ok(packed, `npm pack ${p}`);
-      const files = packed.files.map((f) => f.path);
-      assert.ok(files.includes('README.md') && files.includes('package.json'), `${p}: ${files.join(' ')}`);
-      assert.deepEqual(
-        files.filter((f) => !/^dist\/.+\.(js|d\.ts|js\.map)$/.test(f) && f !== 'README.md' && f !== 'package.json'),
-        [],
-        `${p} ships only its build, README and package.json`,
-      );
-      tarballs[packed.name] = `file:../${packed.filename}`;
+  it('x402-credit installs alone, without the agent client or the MCP SDK, and its merchant example answers 402', async function () {
+    const ex = examples('x402-credit');
+    assert.deepEqual(Object.keys(ex.files).sort(), ['merchant.mjs', 'payment.mjs']);
+    await installAsReadmeSays(merchantProject(), ex.installs, tarballs);
+    for (const absent of ['@credit-facilitator/agent-client', '@modelcontextprotocol/sdk']) {
+      assert.ok(!existsSync(join(merchantProject(), 'node_modules', absent)), `a merchant does not install ${absent}`);
     }
+    writeExamples(merchantProject(), ex);
 
-    const root = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
-    const pinned = Object.fromEntries(SDKS.map((s) => [s, root.dependencies[s] ?? root.devDependencies[s]]));
-    const project = join(dir, 'project');
-    mkdirSync(project);
-    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'packed-round-trip', private: true, type: 'module', dependencies: { ...tarballs, ...pinned } }, null, 2));
-    copyFileSync(join(repo, 'test/fixtures/packed-project/round-trip.mjs'), join(project, 'round-trip.mjs'));
-    await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts'], { cwd: project, env: npmEnv(), timeout: 180_000 });
-
-    const { stdout } = await run(process.execPath, ['round-trip.mjs'], {
-      cwd: project,
-      timeout: 120_000,
-      env: {
-        PATH: process.env.PATH,
-        FACILITATOR_URL: w.baseUrl,
-        MCP_URL: mcpUrl(w.cli.env),
-        MERCHANT_API_KEY: m.apiKey,
-        MERCHANT_ID: m.merchantId,
-        MERCHANT_PAY_TO: m.payoutAddress,
-        ACCESS_TOKEN: token,
-        AGENT_PRIVATE_KEY: b.agentPrivateKey,
-        OPERATIONAL_AGENT_ID: b.operationalAgentId,
-      },
+    const port = await freePort();
+    merchantUrl = `http://127.0.0.1:${port}`;
+    merchant = runNodeScript(merchantProject(), 'merchant.mjs', {
+      FACILITATOR_URL: w.baseUrl, MERCHANT_API_KEY: m.apiKey, MERCHANT_ID: m.merchantId, PAY_TO: m.payoutAddress, PORT: String(port),
     });
-    const out = JSON.parse(stdout.trim().split('\n').at(-1)!) as {
-      status: number;
-      body: unknown;
-      handled: number;
-      paymentResponse: { success: boolean; transaction: string; payer: string; amount: string; extra?: Record<string, unknown> } | null;
-      resolved: string[];
-    };
-    assert.equal(out.status, 200, JSON.stringify(out.body));
-    assert.deepEqual(out.body, { item: 'atlas', content: 'the premium content' });
-    assert.equal(out.handled, 1);
-    const installed = pathToFileURL(join(project, 'node_modules', '@credit-facilitator')).href;
-    for (const url of out.resolved) assert.ok(url.startsWith(`${installed}/`), `${url} resolves from the throwaway project`);
-
-    const settle = out.paymentResponse;
-    assert.ok(settle, 'PAYMENT-RESPONSE');
-    assert.equal(settle.success, true);
-    assert.equal(settle.payer, b.borrowerId);
-    assert.equal(settle.amount, '420000');
-    assert.match(settle.transaction, /^0x[0-9a-f]{64}$/);
-    assert.equal(settle.extra?.status, 'CONFIRMED');
-    const receipt = await call(w, 'GET', `/facilitator/payments/${String(settle.extra?.paymentId)}`, { token: m.apiKey });
-    assert.equal(receipt.status, 200);
-    assert.equal(receipt.json.status, 'CONFIRMED');
-    assert.equal(receipt.json.transaction, settle.transaction);
-    assert.equal(receipt.json.merchantId, m.merchantId);
+    await merchant.line(/^merchant on /);
+    assert.match(merchant.lines[0] ?? '', new RegExp(`^credit on eip155:84532, settled in ${w.asset}$`, 'i'));
+    const res = await fetch(`${merchantUrl}/premium/atlas`);
+    assert.equal(res.status, 402);
+    const offer = JSON.parse(Buffer.from(res.headers.get('payment-required') ?? '', 'base64').toString()) as { accepts: { scheme: string; amount: string; payTo: string }[] };
+    assert.equal(offer.accepts[0]?.scheme, 'credit');
+    assert.equal(offer.accepts[0]?.amount, '420000');
   });
+
+  it('agent-client installs alone; its example signs in, onboards to ACTIVE (handle claimed) and pays the merchant example', async function () {
+    assert.ok(merchant, 'the merchant example runs');
+    const ex = examples('agent-client');
+    assert.deepEqual(Object.keys(ex.files).sort(), ['agent-fetch.mjs', 'agent.mjs']);
+    await installAsReadmeSays(agentProject(), ex.installs, tarballs);
+    assert.ok(!existsSync(join(agentProject(), 'node_modules', '@credit-facilitator/x402-credit')), 'an agent does not install the merchant package');
+    writeExamples(agentProject(), ex);
+
+    browser = await openBrowser();
+    wp = await browser.newWalletPage(generatePrivateKey());
+    const env = { MCP_URL: mcpUrl(w.cli.env), MERCHANT_URL: merchantUrl, REDIRECT_PORT: String(await freePort()) };
+    const first = await runAgent('agent.mjs', env);
+    assert.equal(first.signIns, 1, 'the first run signs in once');
+    assert.equal(first.signatures, 2, 'the borrower signs the facility and the key grant');
+    const paid = first.last.split(' ');
+    assert.equal(paid[0], '200', first.last);
+    assert.deepEqual(JSON.parse(paid[1]!), { item: 'atlas' });
+    assert.match(paid[3] ?? '', /^0x[0-9a-f]{64}$/);
+
+    // The merchant waits for CONFIRMED before it answers; the x402-credit payment check agrees.
+    const check = runNodeScript(merchantProject(), 'payment.mjs', { FACILITATOR_URL: w.baseUrl, MERCHANT_API_KEY: m.apiKey }, [paid[2]!]);
+    assert.equal(await check.exited, 0, check.stderr());
+    assert.deepEqual(check.lines, [`CONFIRMED 420000 ${paid[3]}`]);
+
+    // A second run keeps the sign-in, the terminal and the stage: no sign-in, no signing, no new terminal.
+    const again = await runAgent('agent.mjs', env);
+    assert.deepEqual([again.signIns, again.signatures], [0, 0], again.lines.join('\n'));
+    assert.match(again.last, /^200 /);
+    const receipt = await call(w, 'GET', `/facilitator/payments/${again.last.split(' ')[2]}`, { token: m.apiKey });
+    assert.equal(receipt.status, 200);
+
+    // The @x402/fetch variant, from the same saved state.
+    const viaFetch = await runAgent('agent-fetch.mjs', env);
+    assert.equal(viaFetch.signIns, 0);
+    assert.equal(viaFetch.last, '200 {"item":"atlas"} true');
+  });
+
+  /** Runs an agent example to its end, completing in Chromium each sign-in and signature it asks for. */
+  async function runAgent(file: string, env: Record<string, string>) {
+    let signIns = 0;
+    let signatures = 0;
+    const steps: Promise<unknown>[] = [];
+    const run = runNodeScript(agentProject(), file, env, [], (line) => {
+      const signIn = /^sign in: (\S+)$/.exec(line);
+      if (signIn) {
+        signIns += 1;
+        const url = new URL(signIn[1]!);
+        steps.push(completeSignIn(wp.page, url.href, url.searchParams.get('redirect_uri')!));
+      }
+      const sign = /^sign in your wallet: (\S+)$/.exec(line);
+      if (sign) {
+        signatures += 1;
+        steps.push(signOnPage(wp.page, sign[1]!));
+      }
+    });
+    const code = await run.exited;
+    await Promise.all(steps);
+    assert.equal(code, 0, `${file}: ${run.lines.join('\n')}\n${run.stderr()}`);
+    return { signIns, signatures, lines: run.lines, last: run.lines.at(-1) ?? '' };
+  }
 });

@@ -45,14 +45,22 @@ describe('mcp challenges', function () {
   });
 
   it('puts error, scope and resource_metadata in the insufficient_scope challenge', function () {
-    const e = insufficientScope('http://h/m', { tool: 'claim_handle', needed: ['handle:claim'], missing: ['handle:claim'], request: ['handle:claim'] }, 'req_1', 3);
+    const e = insufficientScope('http://h/m', { tool: 'claim_handle', needed: ['handle:claim'], missing: ['handle:claim'], request: ['handle:claim'], granted: ['borrower:token'] }, 'req_1', 3);
     assert.equal(e.status, 403);
     assert.match(e.headers['WWW-Authenticate'] ?? '', /^Bearer error="insufficient_scope", scope="handle:claim", resource_metadata="http:\/\/h\/m"/);
     assert.equal(e.body.id, 3);
     assert.equal(e.body.error.data.scope, 'handle:claim');
-    const wider = insufficientScope('http://h/m', { tool: 'claim_handle', needed: ['handle:claim'], missing: ['handle:claim'], request: ['borrower:token', 'handle:claim'] }, 'req_1', 3);
+    const wider = insufficientScope('http://h/m', { tool: 'claim_handle', needed: ['handle:claim'], missing: ['handle:claim'], request: ['borrower:token', 'handle:claim'], granted: ['borrower:token'] }, 'req_1', 3);
     assert.match(wider.headers['WWW-Authenticate'] ?? '', /scope="borrower:token handle:claim"/, 'the challenge names what to request');
     assert.equal(wider.body.error.data.scope, 'handle:claim', 'data.scope: what the tool needs');
+  });
+
+  it('names the onboarding step that opens the tool, read off the token\'s stage', function () {
+    const atKey = ['borrower:token', 'credit:facility:accept', 'agent:key:register', 'handle:claim'];
+    const e = insufficientScope('http://h/m', { tool: 'prepare_x402_payment', needed: ['spend:intent:create'], missing: ['spend:intent:create'], request: ['spend:intent:create'], granted: atKey }, 'req_1', 4);
+    assert.match(e.body.error.message, /prepare_x402_payment opens at onboarding stage ACTIVE and the borrower is at AGENT_KEY_REGISTERED: next, claim a handle with claim_handle, then refresh the token and retry\.$/);
+    assert.equal(e.body.error.data.next_step, 'claim a handle with claim_handle');
+    assert.equal(e.body.error.data.token_stage, 'AGENT_KEY_REGISTERED');
   });
 
   it('answers a store away during the token check with 503 UNAVAILABLE and Retry-After, in the JSON-RPC error shape', function () {

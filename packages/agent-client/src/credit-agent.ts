@@ -20,6 +20,7 @@ import {
   type ToolOutput,
 } from './tool-types.js';
 import type { WorkloadKey } from './workload-key.js';
+import { isStage, NEXT_ONBOARDING_STEP, onboardingShortfall, parseScopeString, stageOfScopes, TOOL_SCOPES, type OnboardingStage, type ToolName } from '@credit-facilitator/wire/onboarding';
 import { payFetch, type PaidResponse, type PayOptions } from './x402-fetch.js';
 
 export interface CreditAgentOptions {
@@ -163,9 +164,7 @@ export class CreditAgent {
       }
     } catch (err) {
       // The transport already refreshed once on insufficient_scope: the borrower's stage does not allow this tool yet.
-      if (err instanceof StreamableHTTPError && err.code === 403) {
-        throw new CreditToolError(tool, 'INSUFFICIENT_SCOPE', 'the borrower token lacks this tool\'s scopes at the current onboarding stage');
-      }
+      if (err instanceof StreamableHTTPError && err.code === 403) throw await this.#scopeRefusal(tool);
       throw err;
     }
     const structured = (result.structuredContent ?? textJson(result.content)) as Record<string, unknown> | undefined;
@@ -261,6 +260,23 @@ export class CreditAgent {
     );
   }
 
+  /** The SDK drops the 403's body, so the stage is asked for (or read off the token's scopes) to name the next step. */
+  async #scopeRefusal(tool: CreditToolName): Promise<CreditToolError> {
+    const fromToken = () => stageOfScopes(parseScopeString(this.oauth.tokens()?.scope));
+    let stage: OnboardingStage;
+    try {
+      const status = tool === 'get_borrower_status' ? undefined : await this.getBorrowerStatus();
+      stage = isStage(status?.stage) ? status.stage : fromToken();
+    } catch {
+      stage = fromToken();
+    }
+    const why = isToolName(tool) ? onboardingShortfall(tool, stage) : undefined;
+    const message = why
+      ? `${why}, then retry`
+      : `the borrower token lacks this tool's scopes although the borrower is at stage ${stage}: refresh the token (refreshToken()) and retry`;
+    return new CreditToolError(tool, 'INSUFFICIENT_SCOPE', message, { stage, ...(why ? { next_step: NEXT_ONBOARDING_STEP[stage] } : {}) });
+  }
+
   /** Key tools default to this agent's workload key and terminal, so a re-call sends the very same arguments. */
   #signingArgs(tool: SigningToolName, args: object): Record<string, unknown> {
     const a = { ...args } as Record<string, unknown>;
@@ -311,6 +327,10 @@ export class CreditAgent {
     });
     await this.#signingIn;
   }
+}
+
+function isToolName(tool: string): tool is ToolName {
+  return Object.prototype.hasOwnProperty.call(TOOL_SCOPES, tool);
 }
 
 function textOf(content: unknown): string {

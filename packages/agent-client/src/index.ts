@@ -7,3 +7,4 @@ export { payFetch, PaymentFlowError, type PaidResponse, type PayOptions, type Pa
 export { needsRefresh, tokenExpiresAtMs, REFRESH_WINDOW_SECONDS } from './token-expiry.js';
 export { CreditToolError } from './tool-types.js';
 export { parsePaymentRequiredHeader, parsePaymentResponseHeader, creditOffer } from './x402-messages.js';
+export { CreditSchemeClient, CreditSchemeClientError, type CreditSchemeClientOptions, type PreparingAgent } from './x402-scheme-client.js';

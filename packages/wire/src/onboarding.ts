@@ -70,3 +70,34 @@ export function parseScopeString(scope: unknown): Scope[] {
   if (typeof scope !== 'string') return [];
   return [...new Set(scope.split(' ').filter(isScope))];
 }
+
+/** What the borrower does next at each stage, naming the tool; null once ACTIVE. */
+export const NEXT_ONBOARDING_STEP: Readonly<Record<OnboardingStage, string | null>> = {
+  SIGNED_IN: 'register the borrower with register_borrower',
+  WALLET_VERIFIED: 'accept the credit facility with accept_credit_facility',
+  FACILITY_ACCEPTED: 'register the workload key with register_agent_key',
+  AGENT_KEY_REGISTERED: 'claim a handle with claim_handle',
+  ACTIVE: null,
+};
+
+/** The stage at which every scope `tool` needs is unlocked. */
+export function stageForTool(tool: ToolName): OnboardingStage {
+  return TOOL_SCOPES[tool].map((s) => UNLOCKED_AT[s]).reduce((a, b) => (stageIndex(b) > stageIndex(a) ? b : a), STAGES[0]);
+}
+
+/** The latest stage whose scopes `granted` all holds (a token carries its stage's scopes). */
+export function stageOfScopes(granted: Iterable<string>): OnboardingStage {
+  const have = new Set(granted);
+  return STAGES.filter((stage) => scopesForStage(stage).every((s) => have.has(s))).at(-1) ?? STAGES[0];
+}
+
+/**
+ * Why `tool` is refused at `stage`, and the onboarding step that opens it; undefined when the
+ * stage already allows the tool (then only the token is behind: refresh it).
+ */
+export function onboardingShortfall(tool: ToolName, stage: OnboardingStage): string | undefined {
+  const needed = stageForTool(tool);
+  const next = NEXT_ONBOARDING_STEP[stage];
+  if (stageIndex(stage) >= stageIndex(needed) || next === null) return undefined;
+  return `${tool} opens at onboarding stage ${needed} and the borrower is at ${stage}: next, ${next}`;
+}

@@ -1,4 +1,3 @@
-export { CreditSchemeClient, CreditSchemeClientError, type CreditSchemeClientOptions, type PreparingAgent } from './credit-scheme-client.js';
 export { CreditSchemeServer, type CreditSchemeServerOptions } from './credit-scheme-server.js';
 export { CreditFacilitatorClient, type CreditFacilitatorClientOptions } from './credit-facilitator-client.js';
 export {

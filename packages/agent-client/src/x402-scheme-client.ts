@@ -1,10 +1,10 @@
 import type { PaymentCreationContext } from '@x402/core/client';
 import { decodePaymentSignatureHeader } from '@x402/core/http';
 import type { PaymentPayloadContext, PaymentPayloadResult, PaymentRequired, PaymentRequirements, SchemeClientHooks, SchemeNetworkClient } from '@x402/core/types';
-import type { PrepareX402Args } from '@credit-facilitator/agent-client/tool-types';
-import { signPreparedPayment } from '@credit-facilitator/agent-client/voucher-signer';
-import type { WorkloadKey } from '@credit-facilitator/agent-client/workload-key';
-import { PaymentRequiredSchema } from '@credit-facilitator/agent-client/x402-messages';
+import type { PrepareX402Args } from './tool-types.js';
+import { signPreparedPayment } from './voucher-signer.js';
+import type { WorkloadKey } from './workload-key.js';
+import { PaymentRequiredSchema } from './x402-messages.js';
 
 export interface CreditSchemeClientOptions {
   /** prepare_x402_payment: CreditAgent.prepareX402Payment, or anything with its contract. */
@@ -18,7 +18,7 @@ export interface CreditSchemeClientOptions {
   now?: () => number;
 }
 
-/** What the plug-in needs from a CreditAgent (@credit-facilitator/agent-client). */
+/** What the plug-in needs from a CreditAgent. */
 export interface PreparingAgent {
   prepareX402Payment(args: PrepareX402Args): Promise<unknown>;
   readonly operationalAgentId: string | undefined;
@@ -35,7 +35,7 @@ const MAX_REMEMBERED_KEYS = 256;
  * The `credit` scheme for @x402/core's x402Client (and so for wrapFetchWithPayment from
  * @x402/fetch). On a 402 that offers `credit`, it asks the service to prepare the voucher
  * (prepare_x402_payment), re-checks every term against the merchant's own 402 and the signing
- * string against the voucher (agent-client/voucher-signer.ts), signs with the workload key and
+ * string against the voucher (voucher-signer.ts), signs with the workload key and
  * returns `{voucher, signature}` as the PaymentPayload's `payload`.
  */
 export class CreditSchemeClient implements SchemeNetworkClient {
