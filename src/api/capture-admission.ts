@@ -311,9 +311,9 @@ export class CaptureAdmission {
     this.reading = true;
     this.readAt = now;
     this.board
-      .read(now, BACKLOG_REFRESH_MS)
-      .then((board) => {
-        this.backlog = board.backlog;
+      .backlog(now, BACKLOG_REFRESH_MS)
+      .then((backlog) => {
+        this.backlog = backlog;
       })
       .catch(() => undefined) // a store that cannot answer fails the capture itself, with its own 503
       .finally(() => {

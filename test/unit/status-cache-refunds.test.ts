@@ -9,7 +9,7 @@ const coversSince = Date.UTC(2026, 10, 27, 11, 59, 0); // the start of the minut
 
 /** A board as read at `readAt`, naming `refunds` (no batches, so nothing else is read). */
 function cacheWith(refunds: string[]) {
-  const board: BoardSnapshot = { batchIds: [], batchVersions: new Map(), voids: new Set(), refunds: new Set(refunds), coversSinceMs: coversSince, backlog: 0, readAtMs: readAt };
+  const board: BoardSnapshot = { batchIds: [], batchVersions: new Map(), voids: new Set(), refunds: new Set(refunds), coversSinceMs: coversSince, backlog: 0, staleShards: [], pendingByShard: [], readAtMs: readAt };
   let reads = 0;
   const cache = new PaymentStatusCache(undefined, {
     read: async () => {

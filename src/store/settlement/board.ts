@@ -117,12 +117,16 @@ export interface SettlementBoard {
   refunds: ReadonlySet<string>;
   /** Every announcement made at or after this instant (by the announcer's clock) is on the board. */
   coversSinceMs: number;
-  /**
-   * The sum of the shards' last reported queue lengths; Infinity when a shard's last report is
-   * stale but said its queue was not empty (a shard stuck in a step, or no worker), which counts as
-   * over any limit. A stale report of an empty queue is an idle shard's.
-   */
+  /** The sum of the shards' last reported queue lengths, stale ones included (then a lower bound: see staleShards). */
   backlog: number;
+  /**
+   * Shards whose last report is older than the board's limit but said their queue was not empty: a
+   * shard stuck in a step, or no worker. Their queues may be growing unreported, so admission counts
+   * them itself (SettlementBoardReader.backlog). A stale report of an empty queue is an idle shard's.
+   */
+  staleShards: number[];
+  /** Each shard's last reported queue length (0 without a report), by shard number. */
+  pendingByShard: number[];
 }
 
 /** The minutes the board keeps voids and refunds for: the last one, this one, and the next (a writer whose clock runs ahead). */
@@ -142,6 +146,8 @@ export async function readSettlementBoard(c: Collections, shards: number, now: D
   const byId = new Map(docs.map((d) => [d._id, d]));
   const listed = (prefix: string) => new Set(boardMinutes(now).flatMap((m) => byId.get(`${prefix}-${m}`)?.paymentIds ?? []));
   let backlog = 0;
+  const staleShards: number[] = [];
+  const pendingByShard: number[] = [];
   const batchIds: string[] = [];
   const batchVersions = new Map<string, string>();
   for (let i = 0; i < shards; i++) {
@@ -149,11 +155,12 @@ export async function readSettlementBoard(c: Collections, shards: number, now: D
     batchIds.push(...board.batchIds);
     for (const [id, v] of Object.entries(board.versions)) batchVersions.set(id, v);
     const report = byId.get(`shard-${i}`);
+    pendingByShard.push(report?.pending ?? 0);
     if (!report) continue;
     const pending = report.pending ?? 0;
-    if (now.getTime() - report.at.getTime() <= backlogMaxAgeMs) backlog += pending;
-    else if (pending > 0) backlog = Number.POSITIVE_INFINITY;
+    backlog += pending;
+    if (now.getTime() - report.at.getTime() > backlogMaxAgeMs && pending > 0) staleShards.push(i);
   }
   const coversSinceMs = Math.floor(now.getTime() / MINUTE_MS) * MINUTE_MS - MINUTE_MS;
-  return { batchIds, batchVersions, voids: listed('voids'), refunds: listed('refunds'), coversSinceMs, backlog };
+  return { batchIds, batchVersions, voids: listed('voids'), refunds: listed('refunds'), coversSinceMs, backlog, staleShards, pendingByShard };
 }
