@@ -125,11 +125,12 @@ describe('webhooks one can test and trust: subscriptions, the test event, the de
   it('delivers only subscribed events: the payment.voided-only endpoint gets no payment.confirmed', async function () {
     const confirmed = [await pay('1100'), await pay('1200')];
     for (const id of confirmed) await pollUntil(w, m, id, 'CONFIRMED');
+    const of = (secret: string) => receiver.accepted.filter((r) => r.secret === secret);
+    await until('the confirmed events', 60_000, () => of(all.secret).length >= 2);
     const cancelled = await pay('1300');
     const voided = await call(w, 'POST', `/facilitator/payments/${cancelled}/void`, { token: m.apiKey, idempotencyKey: randomUUID() });
     assert.equal(voided.status, 200, JSON.stringify(voided.json));
 
-    const of = (secret: string) => receiver.accepted.filter((r) => r.secret === secret);
     await until('both endpoints got their events', 60_000, () => of(all.secret).length >= 3 && of(voidedOnly.secret).length >= 1);
     await new Promise((r) => setTimeout(r, 3000)); // a delivery that should not happen would have by now
     assert.deepEqual(of(voidedOnly.secret).map((r) => [r.type, r.paymentId]), [['payment.voided', cancelled]]);
