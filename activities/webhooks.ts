@@ -1,9 +1,11 @@
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { WebhookEvent } from '../src/domain/webhook-events.js';
 import type { Store } from '../src/store/mongo.js';
 import type { SecretBox } from '../src/store/secret-box.js';
 import { findWebhookEndpoint } from '../src/store/webhook-endpoints.js';
-import { deliverWebhookEvent, WebhookRefusedError } from '../src/webhooks/deliver.js';
+import { attemptRecord, type AttemptFacts } from '../src/webhooks/attempt-record.js';
+import { deliverWebhookEvent, WebhookAnsweredError, WebhookRefusedError } from '../src/webhooks/deliver.js';
+import { openDelivery, recordAttempt } from '../src/webhooks/delivery-log.js';
 import type { WebhookDestinationPolicy } from '../src/webhooks/url-policy.js';
 
 export interface WebhookActivityDeps {
@@ -12,20 +14,53 @@ export interface WebhookActivityDeps {
   webhooks: WebhookDestinationPolicy & { secrets: Pick<SecretBox, 'open'> };
 }
 
+/** Temporal's retry policy of this attempt, for the log's next retry time. */
+function retryOf(info: Context['info']): AttemptFacts['retry'] {
+  const p = info.retryPolicy;
+  if (!p?.initialInterval) return undefined;
+  const ms = (d: unknown) => (typeof d === 'number' ? d : undefined);
+  const initialMs = ms(p.initialInterval);
+  if (initialMs === undefined) return undefined;
+  return {
+    initialMs,
+    coefficient: p.backoffCoefficient ?? 2,
+    maxMs: ms(p.maximumInterval) ?? initialMs * 100,
+    ...(info.scheduleToCloseTimeoutMs ? { deadlineMs: info.scheduledTimestampMs + info.scheduleToCloseTimeoutMs } : {}),
+  };
+}
+
 export function createWebhookActivities(deps: WebhookActivityDeps) {
   return {
-    /** One signed POST; throws (and is retried) until the endpoint answers 2xx. A deleted endpoint is skipped. */
+    /**
+     * One signed POST; throws (and is retried) until the endpoint answers 2xx. A deleted endpoint is
+     * skipped. Each attempt is recorded in the endpoint's delivery log; the workflow is unchanged.
+     */
     async deliverWebhook(input: { endpointId: string; event: WebhookEvent }): Promise<'delivered' | 'endpoint_deleted'> {
       const endpoint = await findWebhookEndpoint(deps.store.c, input.endpointId);
       if (!endpoint) return 'endpoint_deleted';
+      const info = Context.current().info;
+      const delivery = await openDelivery(deps.store.c, endpoint, info.workflowExecution?.workflowId ?? `activity-${info.activityId}`, input.event, new Date());
+      const started = performance.now();
+      const record = async (facts: Omit<AttemptFacts, 'attempt' | 'at' | 'latencyMs' | 'retry'>) => {
+        // The delivery's outcome does not wait on its log: a store hiccup here must not send it again.
+        await recordAttempt(deps.store.c, delivery._id, attemptRecord({ ...facts, attempt: info.attempt, at: new Date(), latencyMs: performance.now() - started, retry: retryOf(info) })).catch(
+          (err: unknown) => log.warn('webhook delivery log not written', { deliveryId: delivery._id, error: String(err) }),
+        );
+      };
       try {
         const { allowPrivate, allowLoopback, secrets } = deps.webhooks;
-        await deliverWebhookEvent(endpoint, input.event, { allowPrivate, allowLoopback, secrets });
+        const statusCode = await deliverWebhookEvent(endpoint, input.event, { allowPrivate, allowLoopback, secrets });
+        await record({ delivered: true, refused: false, statusCode });
         return 'delivered';
       } catch (err) {
-        if (err instanceof WebhookRefusedError) {
-          throw ApplicationFailure.nonRetryable(err.message, 'WebhookRefusedError');
-        }
+        const refused = err instanceof WebhookRefusedError;
+        await record({
+          delivered: false,
+          refused,
+          ...(err instanceof WebhookAnsweredError ? { statusCode: err.status } : {}),
+          error: err instanceof Error ? err.message : String(err),
+        });
+        if (refused) throw ApplicationFailure.nonRetryable(err.message, 'WebhookRefusedError');
         throw err;
       }
     },

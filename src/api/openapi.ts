@@ -1,7 +1,15 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import { baseUrl, type Env } from '../config/env.js';
-import { CaptureBodySchema, PaymentListQuerySchema, RefundBodySchema, VerifyBodySchema, WebhookEndpointBodySchema } from './facilitator/schemas.js';
+import {
+  CaptureBodySchema,
+  PaymentListQuerySchema,
+  RefundBodySchema,
+  VerifyBodySchema,
+  WebhookDeliveryListQuerySchema,
+  WebhookEndpointBodySchema,
+  WebhookEndpointUpdateSchema,
+} from './facilitator/schemas.js';
 import {
   BatchViewSchema,
   CaptureResponseSchema,
@@ -12,8 +20,11 @@ import {
   VoidResponseSchema,
   RefundAuthorizationResponseSchema,
   RefundResponseSchema,
+  WebhookDeliveryListSchema,
+  WebhookDeliverySchema,
   WebhookEndpointDeletedSchema,
   WebhookEndpointListSchema,
+  WebhookEndpointSchema,
   WebhookEndpointSecretSchema,
   HealthResponseSchema,
   MeResponseSchema,
@@ -62,6 +73,15 @@ function listParameters() {
   };
   return Object.entries(shape.properties).map(([name, schema]) => ({ name, in: 'query', required: false, description: what[name] ?? name, schema }));
 }
+
+/** The delivery log's query parameters, from the schema that validates them. */
+function deliveryListParameters() {
+  const shape = schemaOf(WebhookDeliveryListQuerySchema, 'input') as { properties: Record<string, JsonSchema> };
+  const what: Record<string, string> = { limit: '1 to 100, default 10', starting_after: 'a delivery id from the previous page: the page after it' };
+  return Object.entries(shape.properties).map(([name, schema]) => ({ name, in: 'query', required: false, description: what[name] ?? name, schema }));
+}
+
+const endpointIdParameter = { name: 'endpointId', in: 'path', required: true, schema: { type: 'string' } };
 
 /** The REST contract of the facilitator, generated from the zod schemas the routes validate with. */
 export function openApiDocument(env: Env) {
@@ -217,7 +237,7 @@ export function openApiDocument(env: Env) {
           responses: {
             '201': { description: 'The endpoint and its secret', ...json('WebhookEndpointSecret') },
             ...bodyErrors,
-            '400': errorResponse('INVALID_REQUEST: not https, a private address, or more than 10 endpoints'),
+            '400': errorResponse('INVALID_REQUEST: not https, a private address, an unknown event, or more than 10 endpoints'),
             ...merchantErrors,
           },
         },
@@ -235,7 +255,49 @@ export function openApiDocument(env: Env) {
           responses: { '200': { description: 'The new secret', ...json('WebhookEndpointSecret') }, '404': errorResponse('NOT_FOUND'), ...merchantErrors },
         },
       },
+      '/facilitator/webhook-endpoints/{endpointId}/test': {
+        post: {
+          operationId: 'sendWebhookTestEvent',
+          summary:
+            'Send a signed webhook.test event (data.test is true; no payment behind it) through the same delivery path as payment events, whatever the endpoint subscribed to (permission x402:settle:create)',
+          parameters: [endpointIdParameter],
+          responses: { '202': { description: 'The delivery, in the log at once; follow it in the deliveries list', ...json('WebhookDelivery') }, '404': errorResponse('NOT_FOUND'), ...merchantErrors },
+        },
+      },
+      '/facilitator/webhook-endpoints/{endpointId}/deliveries': {
+        get: {
+          operationId: 'listWebhookDeliveries',
+          summary: "The endpoint's deliveries, newest first: attempts, last status code and latency, next retry, outcome (permission x402:settle:read)",
+          parameters: [endpointIdParameter, ...deliveryListParameters()],
+          responses: {
+            '200': { description: 'A page of deliveries', ...json('WebhookDeliveryList') },
+            '400': errorResponse('INVALID_REQUEST (with fields): an unknown parameter, a bad value, or a starting_after that is not a delivery to this endpoint'),
+            '404': errorResponse('NOT_FOUND: no endpoint of yours has this id'),
+            ...merchantErrors,
+          },
+        },
+      },
+      '/facilitator/webhook-endpoints/{endpointId}/deliveries/{deliveryId}/resend': {
+        post: {
+          operationId: 'resendWebhookDelivery',
+          summary: "Send a delivery's event again: a new delivery with its own attempts and the same event id, so the receiver deduplicates (permission x402:settle:create)",
+          parameters: [endpointIdParameter, { name: 'deliveryId', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: { '202': { description: 'The new delivery', ...json('WebhookDelivery') }, '404': errorResponse('NOT_FOUND'), ...merchantErrors },
+        },
+      },
       '/facilitator/webhook-endpoints/{endpointId}': {
+        patch: {
+          operationId: 'updateWebhookEndpoint',
+          summary: 'Change which payment events the endpoint receives; deliveries already started are unchanged (permission x402:settle:create)',
+          parameters: [endpointIdParameter],
+          requestBody: { required: true, ...json('WebhookEndpointUpdate') },
+          responses: {
+            '200': { description: 'The endpoint', ...json('WebhookEndpoint') },
+            ...bodyErrors,
+            '404': errorResponse('NOT_FOUND'),
+            ...merchantErrors,
+          },
+        },
         delete: {
           operationId: 'deleteWebhookEndpoint',
           summary: 'Stop sending events to the endpoint; deliveries in progress stop (permission x402:settle:create)',
@@ -324,6 +386,10 @@ export function openApiDocument(env: Env) {
         WebhookEndpointSecret: schemaOf(WebhookEndpointSecretSchema, 'output'),
         WebhookEndpointList: schemaOf(WebhookEndpointListSchema, 'output'),
         WebhookEndpointDeleted: schemaOf(WebhookEndpointDeletedSchema, 'output'),
+        WebhookEndpointUpdate: schemaOf(WebhookEndpointUpdateSchema, 'input'),
+        WebhookEndpoint: schemaOf(WebhookEndpointSchema, 'output'),
+        WebhookDelivery: schemaOf(WebhookDeliverySchema, 'output'),
+        WebhookDeliveryList: schemaOf(WebhookDeliveryListSchema, 'output'),
         Supported: schemaOf(SupportedResponseSchema, 'output'),
         Health: schemaOf(HealthResponseSchema, 'output'),
         Me: schemaOf(MeResponseSchema, 'output'),

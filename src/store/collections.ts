@@ -25,6 +25,8 @@ import type {
   LockDoc,
   LedgerDoc,
   WebhookEndpointDoc,
+  WebhookDeliveryDoc,
+  WebhookDeliveryLogDoc,
   PaymentRefundsDoc,
 } from './documents.js';
 
@@ -56,6 +58,10 @@ export interface Collections {
   /** The merchants' payment ledger, keyed for reads by _id (src/domain/payment-ledger.ts). */
   ledger: Collection<LedgerDoc>;
   webhookEndpoints: Collection<WebhookEndpointDoc>;
+  /** One document per delivery of an event to an endpoint, read by _id. */
+  webhookDeliveries: Collection<WebhookDeliveryDoc>;
+  /** Each endpoint's deliveries in order (WebhookDeliveryLogDoc). */
+  webhookDeliveryLog: Collection<WebhookDeliveryLogDoc>;
   /** Refunds of CONFIRMED payments, one document per payment. */
   refunds: Collection<PaymentRefundsDoc>;
   /** The settlement queue of one shard (see SettlementQueueDoc). */
@@ -96,6 +102,8 @@ export function collections(source: Db | (() => Db)): Collections {
     shardStatus: db.collection<ShardStatusDoc>('settlement_shards'),
     ledger: db.collection<LedgerDoc>('payment_ledger'),
     webhookEndpoints: db.collection<WebhookEndpointDoc>('webhook_endpoints'),
+    webhookDeliveries: db.collection<WebhookDeliveryDoc>('webhook_deliveries'),
+    webhookDeliveryLog: db.collection<WebhookDeliveryLogDoc>('webhook_delivery_log'),
     refunds: db.collection<PaymentRefundsDoc>('payment_refunds'),
     settlementQueue: (shard: number) => db.collection<SettlementQueueDoc>(`${SETTLEMENT_QUEUE_PREFIX}${shard}`),
   };

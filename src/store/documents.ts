@@ -6,6 +6,7 @@ import type { PaymentStatus } from '../domain/payment.js';
 import type { PaymentTerms } from '@credit-facilitator/wire/payment-terms';
 import type { OnboardingStage } from '@credit-facilitator/wire/onboarding';
 import type { RatePolicy } from '../domain/rate-limit.js';
+import type { WebhookEvent, WebhookEventType } from '../domain/webhook-events.js';
 
 export interface MerchantDoc {
   _id: string;
@@ -452,4 +453,43 @@ export interface WebhookEndpointDoc {
   /** Newest first; a rotated-out secret keeps signing until `expiresAt`, so receivers can switch. */
   secrets: { secret: string; createdAt: Date; expiresAt?: Date }[];
   createdAt: Date;
+  /** The payment events it receives; absent (endpoints made before subscriptions), all of them. */
+  events?: WebhookEventType[];
+}
+
+export type WebhookDeliveryOutcome = 'pending' | 'delivered' | 'failed';
+
+/**
+ * One delivery of one event to one endpoint: one delivery workflow's attempt series for that
+ * event (a resend is a new delivery of the same event). Fixed size: the last attempt only, its
+ * error cut short; the event is kept so it can be sent again.
+ */
+export interface WebhookDeliveryDoc {
+  _id: string;
+  endpointId: string;
+  merchantId: string;
+  /** Its place in the endpoint's log (WebhookDeliveryLogDoc), 1 for the first delivery. */
+  seq: number;
+  event: WebhookEvent;
+  createdAt: Date;
+  attempts: number;
+  outcome: WebhookDeliveryOutcome;
+  lastAttemptAt?: Date;
+  lastStatusCode?: number;
+  lastLatencyMs?: number;
+  lastError?: string;
+  nextRetryAt?: Date;
+  /** The delivery this one sends again, for a resend. */
+  resendOf?: string;
+}
+
+/**
+ * An endpoint's delivery log laid out for reads by _id (FerretDB v1 scans on any other filter):
+ * `n|<endpointId>` counts the deliveries (`next`), `s|<endpointId>|<seq>` names the delivery at
+ * that place (`deliveryId`).
+ */
+export interface WebhookDeliveryLogDoc {
+  _id: string;
+  next?: number;
+  deliveryId?: string;
 }

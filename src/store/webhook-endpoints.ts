@@ -26,6 +26,11 @@ export async function replaceWebhookSecrets(c: Collections, id: string, secrets:
   await c.webhookEndpoints.updateOne({ _id: id }, { $set: { secrets } });
 }
 
+/** Sets the endpoint's subscriptions; undefined removes the filter (every event). */
+export async function replaceWebhookEvents(c: Collections, id: string, events: WebhookEndpointDoc['events']): Promise<void> {
+  await c.webhookEndpoints.updateOne({ _id: id }, events ? { $set: { events } } : { $unset: { events: '' } });
+}
+
 export async function deleteWebhookEndpoint(c: Collections, merchantId: string, id: string): Promise<boolean> {
   return (await c.webhookEndpoints.deleteOne({ _id: id, merchantId })).deletedCount === 1;
 }

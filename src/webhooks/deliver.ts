@@ -8,6 +8,13 @@ import { allowedAddresses, endpointUrlProblem, type WebhookDestinationPolicy } f
 
 export class WebhookRefusedError extends Error {}
 
+/** The endpoint answered, but not 2xx. */
+export class WebhookAnsweredError extends Error {
+  constructor(readonly status: number) {
+    super(`webhook endpoint answered ${status}`);
+  }
+}
+
 /** The body the endpoint receives: the event without its id (the id travels as `webhook-id`). */
 export function webhookBody(event: WebhookEvent): string {
   return JSON.stringify({ type: event.type, timestamp: event.timestamp, data: event.data });
@@ -53,6 +60,6 @@ export async function deliverWebhookEvent(
     if (err instanceof AddressRefused) throw new WebhookRefusedError(`webhook endpoint refused: ${err.message}`);
     throw err;
   });
-  if (res.status < 200 || res.status >= 300) throw new Error(`webhook endpoint answered ${res.status}`);
+  if (res.status < 200 || res.status >= 300) throw new WebhookAnsweredError(res.status);
   return res.status;
 }

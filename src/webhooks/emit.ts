@@ -1,9 +1,9 @@
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import { WorkflowIdReusePolicy } from '@temporalio/common';
-import type { WebhookEvent } from '../domain/webhook-events.js';
+import type { Client } from '@temporalio/client';
+import { isSubscribed, type WebhookEvent } from '../domain/webhook-events.js';
 import type { Collections } from '../store/collections.js';
 import { webhookEndpointsFor } from '../store/webhook-endpoints.js';
 import type { WebhookDeliveryInput } from '../temporal/webhook-definitions.js';
+import { startDeliveryWorkflow } from './start-delivery.js';
 
 export const DEFAULT_WEBHOOK_RETRY: WebhookDeliveryInput['retry'] = { initialMs: 5_000, maxMs: 3_600_000 };
 
@@ -23,6 +23,7 @@ export interface EmitDeps {
 /**
  * Starts one delivery workflow per endpoint of the merchants these payments belong to, keyed by
  * endpoint and `key` (the batch id or `void-<paymentId>`): a repeated call starts nothing new.
+ * An endpoint gets only the events it subscribed to; one subscribed to none of them, no workflow.
  * Merchants without endpoints cost one store read for the whole batch.
  */
 export async function emitWebhookEvents(deps: EmitDeps, key: string, events: readonly MerchantEvent[]): Promise<number> {
@@ -35,7 +36,7 @@ export async function emitWebhookEvents(deps: EmitDeps, key: string, events: rea
   return deliverWebhookEvents(deps, key, byMerchant);
 }
 
-/** Starts the delivery of each merchant's events to each of its endpoints, once per endpoint and `key`. */
+/** Starts the delivery of each merchant's events to each of its endpoints (those it subscribed to), once per endpoint and `key`. */
 export async function deliverWebhookEvents(deps: EmitDeps, key: string, byMerchant: ReadonlyMap<string, WebhookEvent[]>): Promise<number> {
   const endpoints = await webhookEndpointsFor(deps.c, [...byMerchant.keys()]);
   let started = 0;
@@ -43,19 +44,10 @@ export async function deliverWebhookEvents(deps: EmitDeps, key: string, byMercha
     const events = byMerchant.get(merchantId) ?? [];
     if (events.length === 0) continue;
     for (const endpoint of list) {
-      const input: WebhookDeliveryInput = { endpointId: endpoint._id, events, retry: deps.retry };
-      try {
-        await deps.temporal.workflow.start('webhookDeliveryWorkflow', {
-          taskQueue: deps.taskQueue,
-          workflowId: `webhook-${endpoint._id}-${key}`,
-          args: [input],
-          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-          searchAttributes: { MerchantId: [merchantId] },
-        });
-        started++;
-      } catch (err) {
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-      }
+      const subscribed = events.filter((e) => isSubscribed(endpoint.events, e));
+      if (subscribed.length === 0) continue;
+      const input: WebhookDeliveryInput = { endpointId: endpoint._id, events: subscribed, retry: deps.retry };
+      if (await startDeliveryWorkflow(deps.temporal, deps.taskQueue, `webhook-${endpoint._id}-${key}`, merchantId, input)) started++;
     }
   }
   return started;

@@ -1,9 +1,9 @@
-import { WEBHOOK_EVENT_TYPES } from '../domain/webhook-events.js';
+import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../domain/webhook-events.js';
 import type { WebhookDeps } from './deps.js';
 import { ApiError } from '../domain/errors.js';
 import { newId } from '@credit-facilitator/wire/ids';
 import type { WebhookEndpointDoc } from '../store/documents.js';
-import { deleteWebhookEndpoint, findWebhookEndpoint, insertWebhookEndpoint, replaceWebhookSecrets, webhookEndpointsOf } from '../store/webhook-endpoints.js';
+import { deleteWebhookEndpoint, findWebhookEndpoint, insertWebhookEndpoint, replaceWebhookEvents, replaceWebhookSecrets, webhookEndpointsOf } from '../store/webhook-endpoints.js';
 import { SecretBox } from '../store/secret-box.js';
 import { newWebhookSecret } from './secrets.js';
 import { assertAllowedDestination, endpointUrlProblem, webhookDestinationPolicy } from './url-policy.js';
@@ -20,13 +20,19 @@ export interface EndpointView {
   createdAt: string;
   /** When the newest secret was made. */
   secretCreatedAt: string;
-  events: readonly string[];
+  /** The payment events it receives. */
+  events: readonly WebhookEventType[];
 }
 
-const EVENTS = WEBHOOK_EVENT_TYPES;
-
 export function endpointView(d: WebhookEndpointDoc): EndpointView {
-  return { id: d._id, url: d.url, createdAt: d.createdAt.toISOString(), secretCreatedAt: d.secrets[0]!.createdAt.toISOString(), events: EVENTS };
+  return { id: d._id, url: d.url, createdAt: d.createdAt.toISOString(), secretCreatedAt: d.secrets[0]!.createdAt.toISOString(), events: d.events ?? WEBHOOK_EVENT_TYPES };
+}
+
+/** Subscriptions in the one order the API shows them; every event type is stored as no filter at all. */
+function subscriptions(events: readonly WebhookEventType[] | undefined): WebhookEventType[] | undefined {
+  if (!events) return undefined;
+  const chosen = WEBHOOK_EVENT_TYPES.filter((t) => events.includes(t));
+  return chosen.length === WEBHOOK_EVENT_TYPES.length ? undefined : chosen;
 }
 
 async function checkUrl(deps: Deps, url: string): Promise<void> {
@@ -45,8 +51,11 @@ async function checkUrl(deps: Deps, url: string): Promise<void> {
   }
 }
 
-/** Registers an HTTPS endpoint (in development mode also a loopback http one) for the merchant; the secret is in this answer only. */
-export async function createEndpoint(deps: Deps, merchantId: string, url: string): Promise<{ endpoint: EndpointView; secret: string }> {
+/**
+ * Registers an HTTPS endpoint (in development mode also a loopback http one) for the merchant,
+ * subscribed to `events` (absent: all); the secret is in this answer only.
+ */
+export async function createEndpoint(deps: Deps, merchantId: string, url: string, events?: readonly WebhookEventType[]): Promise<{ endpoint: EndpointView; secret: string }> {
   await checkUrl(deps, url);
   if ((await webhookEndpointsOf(deps.store.c, merchantId)).length >= MAX_ENDPOINTS_PER_MERCHANT) {
     throw ApiError.invalidRequest([{ path: 'url', message: `at most ${MAX_ENDPOINTS_PER_MERCHANT} endpoints per merchant` }]);
@@ -54,7 +63,15 @@ export async function createEndpoint(deps: Deps, merchantId: string, url: string
   const now = new Date(deps.nowMs());
   const secret = newWebhookSecret();
   const sealed = SecretBox.of(deps.env).seal(secret);
-  const doc: WebhookEndpointDoc = { _id: `we_${newId().replace(/-/g, '')}`, merchantId, url: new URL(url).href, secrets: [{ secret: sealed, createdAt: now }], createdAt: now };
+  const chosen = subscriptions(events);
+  const doc: WebhookEndpointDoc = {
+    _id: `we_${newId().replace(/-/g, '')}`,
+    merchantId,
+    url: new URL(url).href,
+    secrets: [{ secret: sealed, createdAt: now }],
+    createdAt: now,
+    ...(chosen ? { events: chosen } : {}),
+  };
   await insertWebhookEndpoint(deps.store.c, doc);
   return { endpoint: endpointView(doc), secret };
 }
@@ -64,7 +81,8 @@ export async function listEndpoints(deps: Deps, merchantId: string): Promise<{ o
   return { object: 'list', data: docs.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime()).map(endpointView) };
 }
 
-async function ownEndpoint(deps: Deps, merchantId: string, id: string): Promise<WebhookEndpointDoc> {
+/** The merchant's endpoint of this id; another merchant's is not found, as one that does not exist. */
+export async function ownEndpoint(deps: Pick<Deps, 'store'>, merchantId: string, id: string): Promise<WebhookEndpointDoc> {
   const doc = /^we_[0-9a-f]{32}$/.test(id) ? await findWebhookEndpoint(deps.store.c, id) : null;
   if (!doc || doc.merchantId !== merchantId) throw ApiError.notFound('webhook endpoint');
   return doc;
@@ -79,6 +97,15 @@ export async function rotateEndpointSecret(deps: Deps, merchantId: string, id: s
   const secrets = [{ secret: SecretBox.of(deps.env).seal(secret), createdAt: now }, ...previous];
   await replaceWebhookSecrets(deps.store.c, doc._id, secrets);
   return { endpoint: endpointView({ ...doc, secrets }), secret };
+}
+
+/** Changes which payment events the endpoint receives; deliveries already started are unchanged. */
+export async function updateEndpointEvents(deps: Deps, merchantId: string, id: string, events: readonly WebhookEventType[]): Promise<EndpointView> {
+  const doc = await ownEndpoint(deps, merchantId, id);
+  const chosen = subscriptions(events);
+  await replaceWebhookEvents(deps.store.c, doc._id, chosen);
+  const { events: _previous, ...rest } = doc;
+  return endpointView(chosen ? { ...rest, events: chosen } : rest);
 }
 
 export async function removeEndpoint(deps: Deps, merchantId: string, id: string): Promise<{ id: string; deleted: true }> {

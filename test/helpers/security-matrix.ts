@@ -35,7 +35,8 @@ export const COLUMNS = {
   refundAuth: '`GET …/facilitator/payments/{id}/refund-authorization`',
   hookCreate: '`POST …/facilitator/webhook-endpoints`',
   hookList: '`GET …/facilitator/webhook-endpoints`',
-  hookManage: '`POST …/webhook-endpoints/{id}/rotate-secret`, `DELETE …/webhook-endpoints/{id}`',
+  hookDeliveries: '`GET …/webhook-endpoints/{id}/deliveries`',
+  hookManage: '`POST …/webhook-endpoints/{id}/rotate-secret`, `PATCH`/`DELETE …/webhook-endpoints/{id}`, `POST …/webhook-endpoints/{id}/test`, `POST …/deliveries/{id}/resend`',
   mcp: '`POST /mcp` (every tool; at 2025-11-25 and natively at 2026-07-28)',
   metrics: '`GET /metrics` (`METRICS_TOKEN` set)',
 } as const;
@@ -48,7 +49,7 @@ export type Column = keyof typeof COLUMNS;
  * (`data.code`, no challenge) for a foreign Origin.
  * `invalidReason` is verify's verdict (on a 200) or a refused capture's reason (on a 422).
  */
-export type Outcome = { status: 200 | 201; invalidReason?: string } | { status: 400 | 401 | 403 | 404 | 422; code: string; invalidReason?: string };
+export type Outcome = { status: 200 | 201 | 202; invalidReason?: string } | { status: 400 | 401 | 403 | 404 | 422; code: string; invalidReason?: string };
 
 const ok: Outcome = { status: 200 };
 const created: Outcome = { status: 201 };
@@ -67,7 +68,7 @@ function refusedOutsideRest(rest: Record<RestColumn, Outcome>): Record<Column, O
 
 /** The same answer on every REST column. */
 function allRest(o: Outcome): Record<RestColumn, Outcome> {
-  return { verify: o, capture: o, payment: o, receipt: o, list: o, batch: o, void: o, refund: o, refundAuth: o, hookCreate: o, hookList: o, hookManage: o };
+  return { verify: o, capture: o, payment: o, receipt: o, list: o, batch: o, void: o, refund: o, refundAuth: o, hookCreate: o, hookList: o, hookDeliveries: o, hookManage: o };
 }
 
 export const MATRIX: Record<Credential, Record<Column, Outcome>> = {
@@ -86,6 +87,7 @@ export const MATRIX: Record<Credential, Record<Column, Outcome>> = {
     refundAuth: { status: 404, code: 'NOT_FOUND' },
     hookCreate: created, // an endpoint of its own
     hookList: ok, // its own endpoints, never A's
+    hookDeliveries: { status: 404, code: 'NOT_FOUND' },
     hookManage: { status: 404, code: 'NOT_FOUND' },
   }),
   jwtNoPermission: refusedOutsideRest(allRest({ status: 403, code: 'FORBIDDEN' })),
@@ -101,6 +103,7 @@ export const MATRIX: Record<Credential, Record<Column, Outcome>> = {
     refundAuth: ok,
     hookCreate: stepUp,
     hookList: ok,
+    hookDeliveries: ok,
     hookManage: stepUp,
   }),
   borrowerToken: { ...allRest(unauth), mcp: ok, metrics: unauth },
@@ -127,7 +130,14 @@ export const COLUMN_ROUTES: Record<Column, string[]> = {
   refundAuth: ['GET /api/v1/facilitator/payments/:paymentId/refund-authorization'],
   hookCreate: ['POST /api/v1/facilitator/webhook-endpoints'],
   hookList: ['GET /api/v1/facilitator/webhook-endpoints'],
-  hookManage: ['DELETE /api/v1/facilitator/webhook-endpoints/:endpointId', 'POST /api/v1/facilitator/webhook-endpoints/:endpointId/rotate-secret'],
+  hookDeliveries: ['GET /api/v1/facilitator/webhook-endpoints/:endpointId/deliveries'],
+  hookManage: [
+    'DELETE /api/v1/facilitator/webhook-endpoints/:endpointId',
+    'PATCH /api/v1/facilitator/webhook-endpoints/:endpointId',
+    'POST /api/v1/facilitator/webhook-endpoints/:endpointId/deliveries/:deliveryId/resend',
+    'POST /api/v1/facilitator/webhook-endpoints/:endpointId/rotate-secret',
+    'POST /api/v1/facilitator/webhook-endpoints/:endpointId/test',
+  ],
   mcp: ['ANY /mcp'],
   metrics: ['GET /metrics'],
 };

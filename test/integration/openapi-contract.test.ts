@@ -125,6 +125,15 @@ describe('OpenAPI 3.1 document and the real responses', function () {
     check('/facilitator/webhook-endpoints', 'post', await call(w, 'POST', '/facilitator/webhook-endpoints', { token: m.apiKey, body: { url: 'http://x' } }));
     check('/facilitator/webhook-endpoints', 'get', await call(w, 'GET', '/facilitator/webhook-endpoints', { token: m.apiKey }));
     check('/facilitator/webhook-endpoints/{endpointId}/rotate-secret', 'post', await call(w, 'POST', `/facilitator/webhook-endpoints/${hook.json.endpoint.id}/rotate-secret`, { token: m.apiKey }));
+    const hookPath = `/facilitator/webhook-endpoints/${hook.json.endpoint.id}`;
+    check('/facilitator/webhook-endpoints/{endpointId}', 'patch', await call(w, 'PATCH', hookPath, { token: m.apiKey, body: { events: ['payment.voided'] } }));
+    check('/facilitator/webhook-endpoints/{endpointId}', 'patch', await call(w, 'PATCH', hookPath, { token: m.apiKey, body: { events: ['payment.settled'] } }));
+    const tested = await call(w, 'POST', `${hookPath}/test`, { token: m.apiKey });
+    check('/facilitator/webhook-endpoints/{endpointId}/test', 'post', tested);
+    check('/facilitator/webhook-endpoints/{endpointId}/deliveries', 'get', await call(w, 'GET', `${hookPath}/deliveries`, { token: m.apiKey }));
+    check('/facilitator/webhook-endpoints/{endpointId}/deliveries', 'get', await call(w, 'GET', `${hookPath}/deliveries?limit=0`, { token: m.apiKey }));
+    check('/facilitator/webhook-endpoints/{endpointId}/deliveries/{deliveryId}/resend', 'post', await call(w, 'POST', `${hookPath}/deliveries/${tested.json.id}/resend`, { token: m.apiKey }));
+    check('/facilitator/webhook-endpoints/{endpointId}/deliveries/{deliveryId}/resend', 'post', await call(w, 'POST', `${hookPath}/deliveries/whd_0/resend`, { token: m.apiKey }));
     check('/facilitator/webhook-endpoints/{endpointId}', 'delete', await call(w, 'DELETE', `/facilitator/webhook-endpoints/${hook.json.endpoint.id}`, { token: m.apiKey }));
     check('/facilitator/webhook-endpoints/{endpointId}', 'delete', await call(w, 'DELETE', `/facilitator/webhook-endpoints/${hook.json.endpoint.id}`, { token: m.apiKey }));
   });

@@ -127,7 +127,7 @@ describe('security matrix: every credential against every route and tool', funct
         return [bearer(other.apiKey)];
       case 'jwtNoPermission':
         if (column === 'capture' || column === 'void' || column === 'refund' || column === 'hookCreate' || column === 'hookManage') return [bearer(tokens.jwtReadOnly!)];
-        if (column === 'verify' || column === 'payment' || column === 'receipt' || column === 'list' || column === 'batch' || column === 'refundAuth' || column === 'hookList') return [bearer(tokens.jwtCreateOnly!)];
+        if (column === 'verify' || column === 'payment' || column === 'receipt' || column === 'list' || column === 'batch' || column === 'refundAuth' || column === 'hookList' || column === 'hookDeliveries') return [bearer(tokens.jwtCreateOnly!)];
         return [bearer(tokens.jwtReadOnly!), bearer(tokens.jwtCreateOnly!)];
       case 'jwtNoStepUp':
         return [bearer(tokens.jwtNoMfa!), bearer(tokens.jwtStaleMfa!)];
@@ -277,12 +277,20 @@ describe('security matrix: every credential against every route and tool', funct
         assertRest(r, MATRIX[cred].hookList, `webhook list with ${cred} (${auth?.slice(0, 24)})`);
         if (r.status === 200) assert.equal((r.json.data as { id: string }[]).some((e) => e.id === aHookId), cred !== 'otherMerchantKey');
       }
+      for (const auth of authorizations(cred, 'hookDeliveries')) {
+        const r = await send(`${w.baseUrl}/facilitator/webhook-endpoints/${aHookId}/deliveries`, 'GET', auth);
+        assertRest(r, MATRIX[cred].hookDeliveries, `webhook deliveries with ${cred} (${auth?.slice(0, 24)})`);
+      }
       for (const auth of authorizations(cred, 'hookManage')) {
         const want = MATRIX[cred].hookManage;
         // An admitted credential manages an endpoint made for it; every refusal aims at A's.
         const target = want.status === 200 ? ((await send(`${w.baseUrl}/facilitator/webhook-endpoints`, 'POST', `Bearer ${a.apiKey}`, { url: hookUrl })).json.endpoint.id as string) : aHookId;
         const rotated = await send(`${w.baseUrl}/facilitator/webhook-endpoints/${target}/rotate-secret`, 'POST', auth);
         assertRest(rotated, want, `webhook rotate with ${cred} (${auth?.slice(0, 24)})`);
+        const updated = await send(`${w.baseUrl}/facilitator/webhook-endpoints/${target}`, 'PATCH', auth, { events: ['payment.confirmed'] });
+        assertRest(updated, want, `webhook update with ${cred} (${auth?.slice(0, 24)})`);
+        const tested = await send(`${w.baseUrl}/facilitator/webhook-endpoints/${target}/test`, 'POST', auth);
+        assertRest(tested, want.status === 200 ? { status: 202 } : want, `webhook test with ${cred} (${auth?.slice(0, 24)})`);
         const removed = await send(`${w.baseUrl}/facilitator/webhook-endpoints/${target}`, 'DELETE', auth);
         assertRest(removed, want, `webhook delete with ${cred} (${auth?.slice(0, 24)})`);
       }

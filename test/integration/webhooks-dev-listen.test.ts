@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { call, capture, newBorrower, newMerchant, newVoucher, pollUntil, UNTHROTTLED, type TestBorrower, type TestMerchant, type World } from '../helpers/world.js';
 import { startExtraApi, type ExtraApi } from '../helpers/extra-api.js';
@@ -9,8 +9,8 @@ import { useIsolatedStack } from '../support/isolated-stack.js';
 const ADMIN_CLI = fileURLToPath(new URL('../../tools/cli/admin.js', import.meta.url));
 
 /** `npm run admin -- webhook listen …` as a child, with what it printed so far and how it ended. */
-function listen(args: string[]) {
-  const child: ChildProcess = spawn(process.execPath, [ADMIN_CLI, 'webhook', 'listen', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+function listen(args: string[], env: Record<string, string> = {}) {
+  const child: ChildProcess = spawn(process.execPath, [ADMIN_CLI, 'webhook', 'listen', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   const out = { stdout: '', stderr: '' };
   child.stdout!.on('data', (c: Buffer) => (out.stdout += c.toString('utf8')));
   child.stderr!.on('data', (c: Buffer) => (out.stderr += c.toString('utf8')));
@@ -88,6 +88,44 @@ describe('webhooks in development mode: a loopback receiver from the admin CLI g
     } finally {
       listener.child.kill();
       await listener.exited;
+    }
+  });
+
+  it('`webhook listen` reads WEBHOOK_SECRET (its --help says so), prints the test event, and names the secret a delivery for another endpoint failed against', async function () {
+    const help = execFileSync(process.execPath, [ADMIN_CLI, 'webhook', 'listen', '--help'], { encoding: 'utf8' });
+    assert.match(help, /WEBHOOK_SECRET/);
+    assert.match(help, /another endpoint/);
+
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}/webhooks`;
+    const register = async () => {
+      const res = await call(w, 'POST', '/facilitator/webhook-endpoints', { token: m.apiKey, body: { url } });
+      assert.equal(res.status, 201, JSON.stringify(res.json));
+      return { id: res.json.endpoint.id as string, secret: res.json.secret as string };
+    };
+    const [mine, other] = [await register(), await register()];
+    const listener = listen(['--endpoint', mine.id, '--port', String(port), '--max-events', '1', '--json'], { WEBHOOK_SECRET: mine.secret });
+    try {
+      await until('the listener', 30_000, () => listener.out.stderr.includes(`listening on ${url}`));
+      assert.match(listener.out.stderr, new RegExp(`verifying with the secret from WEBHOOK_SECRET \\(sha256 [0-9a-f]{8}…\\) of endpoint ${mine.id}`));
+
+      const foreign = await call(w, 'POST', `/facilitator/webhook-endpoints/${other.id}/test`, { token: m.apiKey });
+      assert.equal(foreign.status, 202, JSON.stringify(foreign.json));
+      await until('the rejected delivery', 30_000, () => listener.out.stderr.includes(foreign.json.eventId as string));
+      const rejection = listener.out.stderr.split('\n').find((l) => l.includes(foreign.json.eventId as string))!;
+      assert.match(rejection, new RegExp(`does not verify with the secret from WEBHOOK_SECRET \\(sha256 [0-9a-f]{8}…\\) of endpoint ${mine.id}`));
+      assert.match(rejection, /a delivery signed for another endpoint .* looks like this/);
+      await call(w, 'DELETE', `/facilitator/webhook-endpoints/${other.id}`, { token: m.apiKey });
+
+      const own = await call(w, 'POST', `/facilitator/webhook-endpoints/${mine.id}/test`, { token: m.apiKey });
+      assert.equal(own.status, 202, JSON.stringify(own.json));
+      assert.equal(await Promise.race([listener.exited, new Promise((r) => setTimeout(() => r('still running'), 60_000))]), 0, listener.out.stderr);
+      const event = JSON.parse(listener.out.stdout.trim()) as { webhookId: string; type: string; data: { test: boolean; endpointId: string } };
+      assert.deepEqual([event.webhookId, event.type, event.data.test, event.data.endpointId], [own.json.eventId, 'webhook.test', true, mine.id]);
+    } finally {
+      listener.child.kill();
+      await listener.exited;
+      await call(w, 'DELETE', `/facilitator/webhook-endpoints/${mine.id}`, { token: m.apiKey });
     }
   });
 

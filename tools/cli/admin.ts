@@ -145,10 +145,11 @@ const COMMANDS: Record<string, Command> = {
     run: (ctx, f) => agentKeyRevoke(ctx, { ...(s(f, 'key') ? { key: s(f, 'key') } : {}) }),
   },
   'webhook add': {
-    usage: 'webhook add --merchant <merchantId> --url <https URL, or http://127.0.0.1:… in development mode>',
-    summary: 'Register a webhook endpoint for a merchant (payment.confirmed, payment.failed, payment.voided, payment.refunded); prints its secret once.',
-    options: { merchant: { type: 'string' }, url: { type: 'string' } },
-    run: (ctx, f) => webhookAdd(ctx, { ...(s(f, 'merchant') ? { merchant: s(f, 'merchant') } : {}), ...(s(f, 'url') ? { url: s(f, 'url') } : {}) }),
+    usage: 'webhook add --merchant <merchantId> --url <https URL, or http://127.0.0.1:… in development mode> [--events payment.confirmed,payment.voided,…]',
+    summary: 'Register a webhook endpoint for a merchant, subscribed to --events (default all: payment.confirmed, payment.failed, payment.voided, payment.refunded); prints its secret once.',
+    options: { merchant: { type: 'string' }, url: { type: 'string' }, events: { type: 'string' } },
+    run: (ctx, f) =>
+      webhookAdd(ctx, { ...(s(f, 'merchant') ? { merchant: s(f, 'merchant') } : {}), ...(s(f, 'url') ? { url: s(f, 'url') } : {}), ...(s(f, 'events') ? { events: s(f, 'events') } : {}) }),
     note: 'Give the secret to the merchant now: it is not shown again (rotate to issue a new one).',
   },
   'webhook list': {
@@ -170,14 +171,22 @@ const COMMANDS: Record<string, Command> = {
     run: (ctx, f) => webhookRemove(ctx, { ...(s(f, 'merchant') ? { merchant: s(f, 'merchant') } : {}), ...(s(f, 'endpoint') ? { endpoint: s(f, 'endpoint') } : {}) }),
   },
   'webhook listen': {
-    usage: 'webhook listen --secret <whsec_…> [--port 8499] [--max-events N]',
+    usage: 'webhook listen [--secret <whsec_…>] [--endpoint <we_…>] [--port 8499] [--max-events N]',
     summary:
-      "Development: receive deliveries on http://127.0.0.1:<port>/webhooks (register that URL; a development stack allows loopback endpoints), verify each signature with the endpoint's secret and print each event as a JSON line.",
-    options: { secret: { type: 'string' }, port: { type: 'string' }, 'max-events': { type: 'string' } },
+      "Development: receive deliveries on http://127.0.0.1:<port>/webhooks (register that URL; a development stack allows loopback endpoints), verify each signature with the endpoint's secret and print each event as a JSON line. " +
+      'The secret is --secret, or else the WEBHOOK_SECRET environment variable (keeps it out of the shell history). --endpoint names the endpoint the secret belongs to in messages; ' +
+      'a delivery that fails verification is answered 401 and reported with the secret (source and SHA-256 prefix) it was checked against: a delivery signed for another endpoint looks like that. ' +
+      'Send one with POST …/webhook-endpoints/{id}/test.',
+    options: { secret: { type: 'string' }, endpoint: { type: 'string' }, port: { type: 'string' }, 'max-events': { type: 'string' } },
     noStore: true,
     dataOnStdout: () => true,
     run: (_ctx, f) =>
-      webhookListen({ ...(s(f, 'secret') ? { secret: s(f, 'secret') } : {}), ...(s(f, 'port') ? { port: s(f, 'port') } : {}), ...(s(f, 'max-events') ? { maxEvents: s(f, 'max-events') } : {}) }),
+      webhookListen({
+        ...(s(f, 'secret') ? { secret: s(f, 'secret') } : {}),
+        ...(s(f, 'endpoint') ? { endpoint: s(f, 'endpoint') } : {}),
+        ...(s(f, 'port') ? { port: s(f, 'port') } : {}),
+        ...(s(f, 'max-events') ? { maxEvents: s(f, 'max-events') } : {}),
+      }),
   },
   'stack backup': {
     usage: 'stack backup --to <new directory> [--rpc-url <anvil url>]',

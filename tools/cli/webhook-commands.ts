@@ -1,4 +1,5 @@
 import { ApiError } from '../../src/domain/errors.js';
+import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../src/domain/webhook-events.js';
 import { isUuid } from '@credit-facilitator/wire/ids';
 import { findMerchant } from '../../src/store/merchants.js';
 import { createEndpoint, listEndpoints, removeEndpoint, rotateEndpointSecret } from '../../src/webhooks/endpoints.js';
@@ -19,11 +20,21 @@ function endpointFlag(endpoint: string | undefined): string {
   return endpoint;
 }
 
-export async function webhookAdd(ctx: CliContext, f: { merchant?: string; url?: string }) {
+/** `--events a,b` as event types; absent, every one. */
+function eventsFlag(events: string | undefined): WebhookEventType[] | undefined {
+  if (events === undefined) return undefined;
+  const list = events.split(',').map((e) => e.trim()).filter(Boolean);
+  const unknown = list.filter((e) => !(WEBHOOK_EVENT_TYPES as readonly string[]).includes(e));
+  if (list.length === 0 || unknown.length) throw new UsageError(`--events takes a comma-separated list of ${WEBHOOK_EVENT_TYPES.join(', ')}${unknown.length ? `; unknown: ${unknown.join(', ')}` : ''}`);
+  return [...new Set(list)] as WebhookEventType[];
+}
+
+export async function webhookAdd(ctx: CliContext, f: { merchant?: string; url?: string; events?: string }) {
   if (!f.url) throw new UsageError('--url <https URL> is required');
+  const events = eventsFlag(f.events);
   const merchantId = await merchantOf(ctx, f.merchant);
   try {
-    const { endpoint, secret } = await createEndpoint(deps(ctx), merchantId, f.url);
+    const { endpoint, secret } = await createEndpoint(deps(ctx), merchantId, f.url, events);
     return { ...endpoint, events: endpoint.events.join(' '), secret };
   } catch (err) {
     const fields = err instanceof ApiError ? (err.extra?.fields as { path: string; message: string }[] | undefined) : undefined;

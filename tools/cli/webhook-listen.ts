@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage } from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import { UsageError } from './output.js';
@@ -6,8 +7,16 @@ const MAX_BODY_BYTES = 1024 * 1024;
 
 export interface ListenFlags {
   secret?: string;
+  /** The endpoint the secret belongs to (we_…), named in messages only. */
+  endpoint?: string;
   port?: string;
   maxEvents?: string;
+}
+
+/** Names the secret without showing it: where it came from and the start of its SHA-256. */
+function secretLabel(secret: string, from: string, endpoint: string | undefined): string {
+  const fingerprint = createHash('sha256').update(secret).digest('hex').slice(0, 8);
+  return `the secret from ${from} (sha256 ${fingerprint}…)${endpoint ? ` of endpoint ${endpoint}` : ''}`;
 }
 
 function readBody(req: IncomingMessage): Promise<string | null> {
@@ -40,9 +49,14 @@ function verified(verifier: Webhook, body: string, headers: Record<string, strin
  */
 export async function webhookListen(f: ListenFlags) {
   const secret = f.secret ?? process.env.WEBHOOK_SECRET;
+  const from = f.secret !== undefined ? '--secret' : 'WEBHOOK_SECRET';
   if (!secret || !/^whsec_[A-Za-z0-9+/]+={0,2}$/.test(secret)) {
-    throw new UsageError('--secret <whsec_…> (or WEBHOOK_SECRET) is required: the secret the endpoint was registered with');
+    throw new UsageError(
+      `${secret ? `${from} is not a whsec_… secret` : 'no secret: pass --secret <whsec_…> or set WEBHOOK_SECRET'}; it is the secret the endpoint was registered with`,
+    );
   }
+  if (f.endpoint !== undefined && !/^we_[0-9a-f]{32}$/.test(f.endpoint)) throw new UsageError('--endpoint must be an endpoint id (we_…): list them with "webhook list"');
+  const checkedWith = secretLabel(secret, from, f.endpoint);
   const verifier = new Webhook(secret);
   const port = Number(f.port ?? '8499');
   if (!Number.isInteger(port) || port < 1 || port > 65535) throw new UsageError('--port must be a TCP port (1-65535)');
@@ -59,7 +73,11 @@ export async function webhookListen(f: ListenFlags) {
     const event = body === null ? null : verified(verifier, body, headers);
     if (!event) {
       rejected++;
-      process.stderr.write(`rejected ${req.method} ${req.url}: ${body === null ? 'not a POST with a body of at most 1 MiB' : 'the signature does not verify with this secret (or the timestamp is over 5 minutes off)'}\n`);
+      const why =
+        body === null
+          ? 'not a POST with a body of at most 1 MiB'
+          : `the signature does not verify with ${checkedWith}. Each endpoint signs with its own secret: a delivery signed for another endpoint (another URL registered to this listener, or a rotated-out secret) looks like this, as does a timestamp over 5 minutes off`;
+      process.stderr.write(`rejected ${req.method} ${req.url}: ${why}${headers['webhook-id'] ? ` [webhook-id ${headers['webhook-id']}]` : ''}\n`);
       res.writeHead(401).end();
       return;
     }
@@ -73,7 +91,7 @@ export async function webhookListen(f: ListenFlags) {
     server.listen(port, '127.0.0.1', resolve);
   });
   const url = `http://127.0.0.1:${port}/webhooks`;
-  process.stderr.write(`listening on ${url}: register that URL for the merchant (development mode); verified events print here, Ctrl-C stops\n`);
+  process.stderr.write(`listening on ${url}: register that URL for the merchant (development mode); verifying with ${checkedWith}; verified events print here, Ctrl-C stops\n`);
   const onSignal = () => stop();
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);

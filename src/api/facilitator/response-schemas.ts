@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { INVALID_REASONS } from '@credit-facilitator/wire/invalid-reasons';
 import { CaptureResponseSchema, ReceiptSchema, RefundSchema } from '@credit-facilitator/wire/receipt';
 import { ERROR_STATUS, type ErrorCode } from '../../domain/errors.js';
+import { WEBHOOK_EVENT_TYPES } from '../../domain/webhook-events.js';
 
 /**
  * What the facilitator answers, as zod schemas: the OpenAPI document is generated from these
@@ -59,7 +60,7 @@ export const WebhookEndpointSchema = z.object({
   url: z.string(),
   createdAt: IsoTime,
   secretCreatedAt: IsoTime,
-  events: z.array(z.string()).describe('payment.confirmed, payment.failed, payment.voided, payment.refunded'),
+  events: z.array(z.enum(WEBHOOK_EVENT_TYPES)).describe('The payment events it receives (payment.confirmed, payment.failed, payment.voided, payment.refunded)'),
 });
 
 export const WebhookEndpointSecretSchema = z.object({
@@ -68,6 +69,28 @@ export const WebhookEndpointSecretSchema = z.object({
 });
 
 export const WebhookEndpointListSchema = z.object({ object: z.literal('list'), data: z.array(WebhookEndpointSchema) });
+
+export const WebhookDeliverySchema = z.object({
+  id: z.string().describe('whd_…: one event sent to one endpoint, with its own attempts (a resend is a new delivery)'),
+  endpointId: z.string(),
+  eventId: z.string().describe('The event id (`webhook-id`), the same on every resend: receivers deduplicate on it'),
+  eventType: z.string().describe('payment.confirmed, payment.failed, payment.voided, payment.refunded, or webhook.test'),
+  createdAt: IsoTime,
+  attempts: z.number().int().describe('Attempts made so far (0 until the first)'),
+  outcome: z.enum(['pending', 'delivered', 'failed']).describe('pending: not delivered yet, retried at nextRetryAt; delivered: the endpoint answered 2xx; failed: no more attempts (URL refused, or retries ran out after 3 days)'),
+  lastAttemptAt: IsoTime.optional(),
+  lastStatusCode: z.number().int().optional().describe('What the endpoint answered last; absent when it did not answer (connection refused, timeout)'),
+  lastLatencyMs: z.number().int().optional().describe('How long the last attempt took'),
+  lastError: z.string().optional().describe('Why the last attempt failed'),
+  nextRetryAt: IsoTime.optional().describe('When a pending delivery is tried again'),
+  resendOf: z.string().optional().describe('The delivery this one resends'),
+});
+
+export const WebhookDeliveryListSchema = z.object({
+  object: z.literal('list'),
+  data: z.array(WebhookDeliverySchema).describe('Newest first'),
+  has_more: z.boolean().describe('true when another page follows: pass the last id as starting_after'),
+});
 
 export const WebhookEndpointDeletedSchema = z.object({ id: z.string(), deleted: z.literal(true) });
 

@@ -15,7 +15,9 @@ import { paymentPoll } from './payment-poll.js';
 import { signedReceipt } from '../../settlement/signed-receipt.js';
 import { baseUrl } from '../../config/env.js';
 import { keyFromPaymentIdentifier } from '../../payments/payment-identifier.js';
-import { createEndpoint, listEndpoints, removeEndpoint, rotateEndpointSecret } from '../../webhooks/endpoints.js';
+import { createEndpoint, listEndpoints, removeEndpoint, rotateEndpointSecret, updateEndpointEvents } from '../../webhooks/endpoints.js';
+import { listDeliveries } from '../../webhooks/deliveries.js';
+import { resendDelivery, sendTestEvent } from '../../webhooks/send-now.js';
 import { verifyPayment } from '../../payments/verify.js';
 import { readJsonBody } from '../../http/body.js';
 import { parseQuery } from '../../http/query.js';
@@ -31,7 +33,9 @@ import {
   RefundAuthorizationQuerySchema,
   RefundBodySchema,
   VerifyBodySchema,
+  WebhookDeliveryListQuerySchema,
   WebhookEndpointBodySchema,
+  WebhookEndpointUpdateSchema,
 } from './schemas.js';
 import { supportedBody } from './supported.js';
 import { meBody } from './me.js';
@@ -227,7 +231,7 @@ export function facilitatorRouter(deps: ApiDeps): Router {
   router.post('/webhook-endpoints', requireMerchant(deps, PERMISSIONS.settleCreate), writeLimit, async (ctx) => {
     const body = parseBody(WebhookEndpointBodySchema, await readJsonBody(ctx));
     ctx.status = 201;
-    ctx.body = await createEndpoint(deps, merchantOf(ctx).merchantId, body.url);
+    ctx.body = await createEndpoint(deps, merchantOf(ctx).merchantId, body.url, body.events);
   });
   router.get('/webhook-endpoints', requireMerchant(deps, PERMISSIONS.settleRead), readLimit, async (ctx) => {
     ctx.body = await listEndpoints(deps, merchantOf(ctx).merchantId);
@@ -235,8 +239,26 @@ export function facilitatorRouter(deps: ApiDeps): Router {
   router.post('/webhook-endpoints/:endpointId/rotate-secret', requireMerchant(deps, PERMISSIONS.settleCreate), writeLimit, async (ctx) => {
     ctx.body = await rotateEndpointSecret(deps, merchantOf(ctx).merchantId, ctx.params.endpointId ?? '');
   });
+  router.patch('/webhook-endpoints/:endpointId', requireMerchant(deps, PERMISSIONS.settleCreate), writeLimit, async (ctx) => {
+    const body = parseBody(WebhookEndpointUpdateSchema, await readJsonBody(ctx));
+    ctx.body = await updateEndpointEvents(deps, merchantOf(ctx).merchantId, ctx.params.endpointId ?? '', body.events);
+  });
   router.delete('/webhook-endpoints/:endpointId', requireMerchant(deps, PERMISSIONS.settleCreate), writeLimit, async (ctx) => {
     ctx.body = await removeEndpoint(deps, merchantOf(ctx).merchantId, ctx.params.endpointId ?? '');
+  });
+  router.post('/webhook-endpoints/:endpointId/test', requireMerchant(deps, PERMISSIONS.settleCreate), writeLimit, async (ctx) => {
+    ctx.status = 202;
+    ctx.body = await sendTestEvent(deps, merchantOf(ctx).merchantId, ctx.params.endpointId ?? '');
+  });
+  router.get('/webhook-endpoints/:endpointId/deliveries', requireMerchant(deps, PERMISSIONS.settleRead), readLimit, async (ctx) => {
+    const parsed = WebhookDeliveryListQuerySchema.safeParse(ctx.query);
+    if (!parsed.success) throw ApiError.invalidRequest(fieldIssues(parsed.error), 'The query is invalid; see fields.');
+    const q = { limit: parsed.data.limit ?? 10, ...(parsed.data.starting_after ? { startingAfter: parsed.data.starting_after } : {}) };
+    ctx.body = await listDeliveries(deps, merchantOf(ctx).merchantId, ctx.params.endpointId ?? '', q);
+  });
+  router.post('/webhook-endpoints/:endpointId/deliveries/:deliveryId/resend', requireMerchant(deps, PERMISSIONS.settleCreate), writeLimit, async (ctx) => {
+    ctx.status = 202;
+    ctx.body = await resendDelivery(deps, merchantOf(ctx).merchantId, ctx.params.endpointId ?? '', ctx.params.deliveryId ?? '');
   });
 
   router.get('/receipt-keys', (ctx) => {

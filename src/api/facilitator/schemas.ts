@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { PaymentRequirementsSchema } from '@credit-facilitator/wire/envelope';
 import { PAYMENT_STATUSES } from '../../domain/payment.js';
+import { WEBHOOK_EVENT_TYPES } from '../../domain/webhook-events.js';
 
 /** The request's outer shape; the credit envelope inside is judged by the domain rules. */
 export const VerifyBodySchema = z.object({
@@ -38,8 +39,24 @@ export const PaymentListQuerySchema = z
   })
   .refine((q) => !(q.orderRef && q.batchId), { message: 'filter by orderRef or by batchId, not both', path: ['batchId'] });
 
+const WebhookEventsSchema = z
+  .array(z.enum(WEBHOOK_EVENT_TYPES))
+  .min(1)
+  .max(WEBHOOK_EVENT_TYPES.length)
+  .refine((a) => new Set(a).size === a.length, 'lists an event twice')
+  .describe('The payment events the endpoint receives (default: all of them); webhook.test is sent on request whatever this says');
+
 export const WebhookEndpointBodySchema = z.strictObject({
   url: z.string().min(1).max(2048).describe('https URL that receives signed events (Standard Webhooks)'),
+  events: WebhookEventsSchema.optional(),
+});
+
+export const WebhookEndpointUpdateSchema = z.strictObject({ events: WebhookEventsSchema });
+
+/** GET …/webhook-endpoints/{id}/deliveries: the list parameters of payments. */
+export const WebhookDeliveryListQuerySchema = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(100).optional(),
+  starting_after: z.string().max(64).optional(),
 });
 
 const Address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'a 0x-prefixed 20-byte hex address');
