@@ -85,6 +85,9 @@ const RestErrorBody = z.strictObject({
     paymentStatus: z.string().optional(),
     refundable: z.string().regex(/^[0-9]+$/).optional(),
     refundId: z.string().optional(),
+    paymentId: z.string().optional(),
+    allowedMethods: z.array(z.string()).optional(),
+    merchantInFlightLimit: z.number().int().optional(),
   }),
 });
 export type RestErrorBody = z.infer<typeof RestErrorBody>;

@@ -36,6 +36,7 @@ export const COLUMNS = {
   hookCreate: '`POST …/facilitator/webhook-endpoints`',
   hookList: '`GET …/facilitator/webhook-endpoints`',
   hookDeliveries: '`GET …/webhook-endpoints/{id}/deliveries`',
+  me: '`GET …/facilitator/me` (any merchant credential that authenticates: its own merchant, permissions and limits)',
   hookManage: '`POST …/webhook-endpoints/{id}/rotate-secret`, `PATCH`/`DELETE …/webhook-endpoints/{id}`, `POST …/webhook-endpoints/{id}/test`, `POST …/deliveries/{id}/resend`',
   mcp: '`POST /mcp` (every tool; at 2025-11-25 and natively at 2026-07-28)',
   metrics: '`GET /metrics` (`METRICS_TOKEN` set)',
@@ -68,7 +69,7 @@ function refusedOutsideRest(rest: Record<RestColumn, Outcome>): Record<Column, O
 
 /** The same answer on every REST column. */
 function allRest(o: Outcome): Record<RestColumn, Outcome> {
-  return { verify: o, capture: o, payment: o, receipt: o, list: o, batch: o, void: o, refund: o, refundAuth: o, hookCreate: o, hookList: o, hookDeliveries: o, hookManage: o };
+  return { verify: o, capture: o, payment: o, receipt: o, list: o, batch: o, void: o, refund: o, refundAuth: o, hookCreate: o, hookList: o, hookDeliveries: o, hookManage: o, me: o };
 }
 
 export const MATRIX: Record<Credential, Record<Column, Outcome>> = {
@@ -89,8 +90,10 @@ export const MATRIX: Record<Credential, Record<Column, Outcome>> = {
     hookList: ok, // its own endpoints, never A's
     hookDeliveries: { status: 404, code: 'NOT_FOUND' },
     hookManage: { status: 404, code: 'NOT_FOUND' },
+    me: ok, // its own merchant
   }),
-  jwtNoPermission: refusedOutsideRest(allRest({ status: 403, code: 'FORBIDDEN' })),
+  // /me answers any credential that authenticates, permissions or not: it is how a merchant finds out what it lacks.
+  jwtNoPermission: refusedOutsideRest({ ...allRest({ status: 403, code: 'FORBIDDEN' }), me: ok }),
   jwtNoStepUp: refusedOutsideRest({
     verify: ok,
     capture: stepUp,
@@ -105,6 +108,7 @@ export const MATRIX: Record<Credential, Record<Column, Outcome>> = {
     hookList: ok,
     hookDeliveries: ok,
     hookManage: stepUp,
+    me: ok,
   }),
   borrowerToken: { ...allRest(unauth), mcp: ok, metrics: unauth },
   borrowerNoScope: { ...allRest(unauth), mcp: { status: 403, code: 'insufficient_scope' }, metrics: unauth },
@@ -131,6 +135,7 @@ export const COLUMN_ROUTES: Record<Column, string[]> = {
   hookCreate: ['POST /api/v1/facilitator/webhook-endpoints'],
   hookList: ['GET /api/v1/facilitator/webhook-endpoints'],
   hookDeliveries: ['GET /api/v1/facilitator/webhook-endpoints/:endpointId/deliveries'],
+  me: ['GET /api/v1/facilitator/me'],
   hookManage: [
     'DELETE /api/v1/facilitator/webhook-endpoints/:endpointId',
     'PATCH /api/v1/facilitator/webhook-endpoints/:endpointId',

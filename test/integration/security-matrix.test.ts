@@ -277,6 +277,11 @@ describe('security matrix: every credential against every route and tool', funct
         assertRest(r, MATRIX[cred].hookList, `webhook list with ${cred} (${auth?.slice(0, 24)})`);
         if (r.status === 200) assert.equal((r.json.data as { id: string }[]).some((e) => e.id === aHookId), cred !== 'otherMerchantKey');
       }
+      for (const auth of authorizations(cred, 'me')) {
+        const r = await send(`${w.baseUrl}/facilitator/me`, 'GET', auth);
+        assertRest(r, MATRIX[cred].me, `/me with ${cred} (${auth?.slice(0, 24)})`);
+        if (r.status === 200) assert.equal(r.json.merchantId, cred === 'otherMerchantKey' ? other.merchantId : a.merchantId, 'its own merchant, never another');
+      }
       for (const auth of authorizations(cred, 'hookDeliveries')) {
         const r = await send(`${w.baseUrl}/facilitator/webhook-endpoints/${aHookId}/deliveries`, 'GET', auth);
         assertRest(r, MATRIX[cred].hookDeliveries, `webhook deliveries with ${cred} (${auth?.slice(0, 24)})`);
