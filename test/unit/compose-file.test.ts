@@ -82,6 +82,31 @@ describe('temporal-compose.yml (static)', () => {
     for (const name of ['worker', 'worker-2']) assert.deepEqual(services[name]?.command?.slice(-1), [PROCESS_ENTRIES.worker], `${name} runs the worker's entry`);
   });
 
+  it('runs Node on the LTS in .node-version: the Dockerfile, every service that runs node, engines and CI', () => {
+    const pinned = read('.node-version').trim();
+    const version = (v: string) => v.split('.').map(Number);
+    const atLeast = (a: number[], b: number[]) => a[0]! !== b[0]! ? a[0]! > b[0]! : (a[1] ?? 0) >= (b[1] ?? 0);
+    assert.match(pinned, /^\d+\.\d+\.\d+$/, '.node-version is one exact version');
+    const major = version(pinned)[0];
+    assert.equal(Number(/^FROM node:(\d+)-bookworm-slim$/m.exec(read('Dockerfile'))?.[1]), major, "the Dockerfile's base image");
+    for (const [name, svc] of Object.entries(services)) {
+      if (svc.image?.startsWith('node:')) assert.equal(Number(/^node:(\d+)/.exec(svc.image)?.[1]), major, `${name} image`);
+      const runsNode = svc.command?.[0] === 'node' || (Array.isArray(svc.healthcheck?.test) && svc.healthcheck.test[1] === 'node');
+      if (runsNode) assert.ok(svc.build === '.' || svc.image?.startsWith('node:'), `${name} runs node from the Dockerfile's image`);
+    }
+    const root = JSON.parse(read('package.json')) as { engines: { node: string }; devDependencies: Record<string, string> };
+    const floor = /^>=(\d+\.\d+)$/.exec(root.engines.node)?.[1];
+    assert.ok(floor && version(floor)[0] === major && atLeast(version(pinned), version(floor)), `engines ${root.engines.node} is the LTS line ${major} and admits ${pinned}`);
+    assert.equal(version(root.devDependencies['@types/node']!)[0], major, "the service's Node types are the LTS's");
+    for (const pkg of ['wire', 'agent-client', 'x402-credit']) {
+      const range = (JSON.parse(read(`packages/${pkg}/package.json`)) as { engines: { node: string } }).engines.node;
+      const pkgFloor = /^>=(\d+\.\d+)$/.exec(range)?.[1];
+      assert.ok(pkgFloor && atLeast(version(floor), version(pkgFloor)), `packages/${pkg} engines ${range} admits the service's Node`);
+    }
+    const ci = read('.ci/run');
+    assert.ok(ci.indexOf('source scripts/ensure-node.sh') >= 0 && ci.indexOf('source scripts/ensure-node.sh') < ci.indexOf('npm install'), 'CI puts the LTS on PATH before npm install');
+  });
+
   it('.env.example names only real settings', () => {
     const names = [...read('.env.example').matchAll(/^#?\s*([A-Z][A-Z0-9_]+)=/gm)].map((m) => m[1] as string);
     assert.ok(names.length > 20);
