@@ -150,7 +150,7 @@ export async function findBatchSettlement(
 }
 
 export type ConfirmationResult =
-  | { status: 'confirmed'; txHash: Hash; blockNumber: bigint; blockHash: Hash; gasUsed: bigint; confirmedAt: number }
+  | { status: 'confirmed'; txHash: Hash; blockNumber: bigint; blockHash: Hash; gasUsed: bigint; effectiveGasPrice: bigint; confirmedAt: number }
   | { status: 'reverted'; txHash: Hash; blockNumber: bigint }
   | { status: 'dropped' };
 
@@ -231,6 +231,7 @@ export async function awaitBatchConfirmation(ctx: ChainReadContext, opts: AwaitC
             blockNumber: receipt.blockNumber,
             blockHash: receipt.blockHash,
             gasUsed: receipt.gasUsed,
+            effectiveGasPrice: receipt.effectiveGasPrice ?? 0n,
             confirmedAt: Number(block.timestamp),
           };
         }
