@@ -75,6 +75,8 @@ export const EnvSchema = z.object({
   TEMPORAL_TASK_QUEUE: z.string().default('credit-facilitator'),
   TEMPORAL_UI_PORT: intFromEnv(8233, 1),
   TEMPORAL_CLI_PATH: optionalString,
+  /** A promtool to run the alert rules' checks with (npm test); unset: promtool on PATH, else built once into the tools cache. */
+  PROMTOOL_PATH: optionalString,
   /** The embedded stack's Temporal: `dev` (start-dev, one process) or `cluster` (PostgreSQL, four services; tools/stack/cluster). */
   TEMPORAL_TOPOLOGY: z.enum(['dev', 'cluster']).default('dev'),
 

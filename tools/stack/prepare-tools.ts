@@ -12,5 +12,5 @@ const log = (m: string) => process.stderr.write(`tools    | ${m}\n`);
 const ferretdb = !env.MONGODB_URI && !process.env.TEST_MONGODB_URI && !resolveMongod();
 const tools = await ensureStackTools({ cliPath: env.TEMPORAL_CLI_PATH, ferretdb, log });
 // After the stack's own Go builds, not beside them: the two cores go to one build at a time.
-const promtool = await resolvePromtool({ log });
+const promtool = await resolvePromtool({ log, path: env.PROMTOOL_PATH });
 log(`ready: ${[...Object.values(tools), promtool].filter(Boolean).join(', ')}`);
