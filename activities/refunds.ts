@@ -16,6 +16,7 @@ import { findPaymentRefunds, updateRefund } from '../src/store/refunds.js';
 import { bookRepayment } from '../src/store/repayments.js';
 import { DEFAULT_WEBHOOK_RETRY, deliverWebhookEvents } from '../src/webhooks/emit.js';
 import type { WebhookDeliveryInput } from '../src/temporal/webhook-definitions.js';
+import type { WorkerMetrics } from '../src/observability/metrics.js';
 
 export interface RefundActivityDeps {
   store: Store;
@@ -24,6 +25,7 @@ export interface RefundActivityDeps {
   taskQueue: string;
   settings: { confirmations: number };
   webhooks?: { retry: WebhookDeliveryInput['retry'] };
+  metrics?: WorkerMetrics;
 }
 
 export type RefundConfirmation =
@@ -98,6 +100,7 @@ export function createRefundActivities(deps: RefundActivityDeps) {
     async awaitRefundConfirmation(input: RefundWorkflowInput & { transaction: string }): Promise<RefundConfirmation> {
       const ctx = Context.current();
       const conf = await awaitTransaction(chain, input.transaction, deps.settings.confirmations, (p) => ctx.heartbeat(p));
+      if (conf.status === 'dropped') deps.metrics?.chain.txDropped.inc({ purpose: 'refund' });
       return conf.status === 'confirmed' ? { status: 'confirmed', transaction: conf.transaction, blockNumber: conf.blockNumber } : conf;
     },
 
@@ -126,8 +129,11 @@ export function createRefundActivities(deps: RefundActivityDeps) {
           failureReason: o.failureReason ?? 'failed',
           ...(o.transaction ? { transaction: o.transaction } : {}),
         });
+        deps.metrics?.delivery.refunds.inc({ outcome: 'failed' });
+        deps.metrics?.workflowFailures.inc({ kind: 'refund' });
         return;
       }
+      deps.metrics?.delivery.refunds.inc({ outcome: 'succeeded' });
       const { doc, refund } = await load(input);
       const payment = await findPaymentWithOutcome(c, input.paymentId);
       if (!payment) return;

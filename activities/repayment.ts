@@ -9,11 +9,13 @@ import type { Store } from '../src/store/mongo.js';
 import { bookRepayment, findRepayment, updateRepayment } from '../src/store/repayments.js';
 import { closeSigningRequest, findSigningRequest } from '../src/store/signing-requests.js';
 import type { RepaymentOutcome } from '../src/temporal/agent-definitions.js';
+import type { WorkerMetrics } from '../src/observability/metrics.js';
 
 export interface RepaymentActivityDeps {
   store: Store;
   chain: ChainContext;
   settings: { confirmations: number };
+  metrics?: WorkerMetrics;
 }
 
 export type RepaymentConfirmation =
@@ -92,6 +94,7 @@ export function createRepaymentActivities(deps: RepaymentActivityDeps) {
     async awaitRepaymentConfirmation(input: { repaymentId: string; transaction: string }): Promise<RepaymentConfirmation> {
       const ctx = Context.current();
       const conf = await awaitTransaction(chain, input.transaction, deps.settings.confirmations, (p) => ctx.heartbeat(p));
+      if (conf.status === 'dropped') deps.metrics?.chain.txDropped.inc({ purpose: 'repayment' });
       return conf.status === 'confirmed' ? { status: 'confirmed', transaction: conf.transaction, blockNumber: conf.blockNumber } : conf;
     },
 
@@ -117,9 +120,12 @@ export function createRepaymentActivities(deps: RepaymentActivityDeps) {
       const now = new Date();
       if (o.status === 'CONFIRMED') {
         await closeSigningRequest(c, rep.signingRequestId, { status: 'COMPLETED', result: { ...o } }, now);
+        deps.metrics?.delivery.repayments.inc({ outcome: 'confirmed' });
       } else {
         await updateRepayment(c, rep._id, { status: 'FAILED', failureReason: o.failure_reason ?? 'failed', ...(o.transaction ? { transaction: o.transaction } : {}) });
         await closeSigningRequest(c, rep.signingRequestId, { status: 'FAILED', failureReason: o.failure_reason ?? 'failed' }, now);
+        deps.metrics?.delivery.repayments.inc({ outcome: 'failed' });
+        deps.metrics?.workflowFailures.inc({ kind: 'repayment' });
       }
     },
   };

@@ -1,4 +1,6 @@
 import { ApplicationFailure, Context, log } from '@temporalio/activity';
+import { attemptLabel, type WebhookOutcome } from '../src/observability/delivery-metrics.js';
+import type { WorkerMetrics } from '../src/observability/metrics.js';
 import type { WebhookEvent } from '../src/domain/webhook-events.js';
 import type { Store } from '../src/store/mongo.js';
 import type { SecretBox } from '../src/store/secret-box.js';
@@ -12,6 +14,7 @@ export interface WebhookActivityDeps {
   store: Store;
   /** secrets opens the endpoints' sealed signing secrets (src/store/secret-box.ts). */
   webhooks: WebhookDestinationPolicy & { secrets: Pick<SecretBox, 'open'> };
+  metrics?: WorkerMetrics;
 }
 
 /** Temporal's retry policy of this attempt, for the log's next retry time. */
@@ -36,8 +39,12 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
      * skipped. Each attempt is recorded in the endpoint's delivery log; the workflow is unchanged.
      */
     async deliverWebhook(input: { endpointId: string; event: WebhookEvent }): Promise<'delivered' | 'endpoint_deleted'> {
+      const count = (outcome: WebhookOutcome) => deps.metrics?.delivery.webhookDeliveries.inc({ outcome, attempt: attemptLabel(Context.current().info.attempt) });
       const endpoint = await findWebhookEndpoint(deps.store.c, input.endpointId);
-      if (!endpoint) return 'endpoint_deleted';
+      if (!endpoint) {
+        count('endpoint_deleted');
+        return 'endpoint_deleted';
+      }
       const info = Context.current().info;
       const delivery = await openDelivery(deps.store.c, endpoint, info.workflowExecution?.workflowId ?? `activity-${info.activityId}`, input.event, new Date());
       const started = performance.now();
@@ -50,10 +57,12 @@ export function createWebhookActivities(deps: WebhookActivityDeps) {
       try {
         const { allowPrivate, allowLoopback, secrets } = deps.webhooks;
         const statusCode = await deliverWebhookEvent(endpoint, input.event, { allowPrivate, allowLoopback, secrets });
+        count('delivered');
         await record({ delivered: true, refused: false, statusCode });
         return 'delivered';
       } catch (err) {
         const refused = err instanceof WebhookRefusedError;
+        count(refused ? 'refused' : 'failed');
         await record({
           delivered: false,
           refused,

@@ -7,7 +7,8 @@ import { NonceManager } from '../src/chain/nonce-manager.js';
 import { isAllowedSettler } from '../src/chain/settler-check.js';
 import { loadEnv, type Env } from '../src/config/env.js';
 import { createLogger, type Logger } from '../src/observability/logger.js';
-import { createRegistry, storeCommandCounter, workerMetrics } from '../src/observability/metrics.js';
+import { rpcMethodLabel, type RpcErrorKind } from '../src/observability/chain-metrics.js';
+import { createRegistry, storeCommandCounter, storeCommandTimer, workerMetrics, type WorkerMetrics } from '../src/observability/metrics.js';
 import { serveMetrics } from '../src/observability/metrics-server.js';
 import { profileCpuIfAsked } from '../src/observability/cpu-profile.js';
 import { connectStore } from '../src/store/mongo.js';
@@ -21,12 +22,19 @@ import { startTracing } from '../src/observability/tracing-setup.js';
 import { lowerCpuPriority } from './cpu-priority.js';
 import { BacklogPriority } from './backlog-priority.js';
 import { resyncInBackground } from './resync-in-background.js';
+import { installTemporalRuntime } from './temporal-runtime.js';
+import { startMetricsSampler } from '../src/settlement/metrics-sampler.js';
 
-function chainContext(env: Env, logger: Logger): ChainContext {
+function chainContext(env: Env, logger: Logger, metrics: WorkerMetrics): ChainContext {
   if (!env.RPC_URL || !env.SETTLER_PRIVATE_KEY || !env.SETTLEMENT_CONTRACT_ADDRESS || !env.ASSET_ADDRESS) {
     throw new Error('RPC_URL, SETTLER_PRIVATE_KEY, SETTLEMENT_CONTRACT_ADDRESS and ASSET_ADDRESS must be set (npm start sets them)');
   }
-  const clients = makeChainClients({ rpcUrl: env.RPC_URL, chainId: env.CHAIN_ID, privateKey: env.SETTLER_PRIVATE_KEY as `0x${string}` });
+  const onRpc = (method: string, failed?: RpcErrorKind) => {
+    const label = rpcMethodLabel(method);
+    metrics.chain.rpcRequests.inc({ method: label });
+    if (failed) metrics.chain.rpcErrors.inc({ method: label, kind: failed });
+  };
+  const clients = makeChainClients({ rpcUrl: env.RPC_URL, chainId: env.CHAIN_ID, privateKey: env.SETTLER_PRIVATE_KEY as `0x${string}`, onRpc });
   if (!clients.walletClient || !clients.account) throw new Error('settler account missing');
   return {
     publicClient: clients.publicClient,
@@ -35,7 +43,10 @@ function chainContext(env: Env, logger: Logger): ChainContext {
     nonces: new NonceManager(clients.publicClient, clients.walletClient, {
       replaceAfterMs: env.TX_REPLACE_AFTER_MS,
       ...(env.TX_MAX_FEE_GWEI > 0 ? { maxFeePerGas: BigInt(env.TX_MAX_FEE_GWEI) * 10n ** 9n } : {}),
-      onReplaced: (e) => logger.warn('stuck settler transaction replaced', { nonce: e.nonce, replaced: e.replaced, by: e.by, maxFeePerGas: e.maxFeePerGas.toString() }),
+      onReplaced: (e) => {
+        metrics.chain.txReplaced.inc();
+        logger.warn('stuck settler transaction replaced', { nonce: e.nonce, replaced: e.replaced, by: e.by, maxFeePerGas: e.maxFeePerGas.toString() });
+      },
       onError: (err) => logger.warn('settler nonce check failed', { error: err }),
     }),
     deployment: {
@@ -63,19 +74,26 @@ async function main() {
   const tracing = await startTracing(env, 'credit-facilitator-worker');
   if (tracing) logger.info('tracing on', { endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT, protocol: env.OTEL_EXPORTER_OTLP_PROTOCOL });
   const registry = createRegistry('worker');
+  const metrics = workerMetrics(registry);
+  metrics.trackShards(env.SETTLEMENT_SHARDS);
+  metrics.settlement.batchWindow.set(env.BATCH_MAX_WAIT_MS / 1000);
+  metrics.settlement.backlogLimit.set(env.SETTLEMENT_MAX_BACKLOG);
+  metrics.chain.confirmationsRequired.set(Math.max(1, env.CONFIRMATIONS));
+  const temporalRuntime = installTemporalRuntime(metrics.temporal);
   const countStoreCommand = storeCommandCounter(registry);
+  const timeStoreCommand = storeCommandTimer(registry);
   const store = await connectStore(env.MONGODB_URI ?? `mongodb://127.0.0.1:${env.MONGODB_PORT}/`, env.MONGODB_DB, {
     onCommand: countStoreCommand,
+    onCommandDone: timeStoreCommand,
     waitMs: 60_000,
     onRetry: (err) => logger.warn('store not answering yet; retrying', { error: err }),
   });
   const storeUri = env.MONGODB_URI ?? `mongodb://127.0.0.1:${env.MONGODB_PORT}/`;
-  const storeWatchdog = startStoreWatchdog(store, { uri: storeUri, logger, onCommand: countStoreCommand });
+  const storeWatchdog = startStoreWatchdog(store, { uri: storeUri, logger, onCommand: countStoreCommand, onCommandDone: timeStoreCommand });
   const connection = await NativeConnection.connect({ address: env.TEMPORAL_ADDRESS });
   // The activities' client (a signal-with-start per settled payment) shares the worker's native connection: no second gRPC stack in JS.
   const clientInterceptors = tracedClientInterceptors(tracing);
   const temporal = new Client({ connection, namespace: env.TEMPORAL_NAMESPACE, ...(clientInterceptors ? { interceptors: clientInterceptors } : {}) });
-  const metrics = workerMetrics(registry);
   // A busy port costs the metrics endpoint, never the worker.
   const metricsServer =
     env.WORKER_METRICS_PORT > 0
@@ -84,8 +102,9 @@ async function main() {
           return null;
         })
       : null;
-  const chain = chainContext(env, logger);
+  const chain = chainContext(env, logger, metrics);
   chain.nonces?.start();
+  const sampler = startMetricsSampler({ store, chain, metrics, shards: env.SETTLEMENT_SHARDS, log: (msg, fields) => logger.warn(msg, fields) }, env.WORKER_METRICS_SAMPLE_MS);
   // A key the contract does not allow would revert every batch this worker picks up (NotSettler);
   // say so at start instead of only in retried activities. Not fatal: setSettler may come later.
   isAllowedSettler(chain)
@@ -166,6 +185,8 @@ async function main() {
   logger.info('worker ready', { taskQueue: env.TEMPORAL_TASK_QUEUE });
   await worker.run();
   metricsServer?.close();
+  sampler.stop();
+  temporalRuntime.stop();
   chain.nonces?.stop();
   storeWatchdog.stop();
   await Promise.allSettled([store.close(), connection.close(), tracing?.shutdown()]);

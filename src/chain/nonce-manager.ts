@@ -79,6 +79,11 @@ export class NonceManager {
     return this.successor.get(hash)?.hash ?? hash;
   }
 
+  /** The nonce the next send takes, once known (undefined before the first send and after a failed one). */
+  get nextNonce(): number | undefined {
+    return this.next;
+  }
+
   /** Transactions sent and not yet mined. */
   get pending(): number {
     return this.inFlight.size;

@@ -170,7 +170,7 @@ export async function settledBatchesBetween(ctx: ChainReadContext, fromBlock: bi
 }
 
 export type ConfirmationResult =
-  | { status: 'confirmed'; txHash: Hash; blockNumber: bigint; blockHash: Hash; gasUsed: bigint; confirmedAt: number }
+  | { status: 'confirmed'; txHash: Hash; blockNumber: bigint; blockHash: Hash; gasUsed: bigint; effectiveGasPrice: bigint; confirmedAt: number }
   | { status: 'reverted'; txHash: Hash; blockNumber: bigint }
   | { status: 'dropped' };
 
@@ -251,6 +251,7 @@ export async function awaitBatchConfirmation(ctx: ChainReadContext, opts: AwaitC
             blockNumber: receipt.blockNumber,
             blockHash: receipt.blockHash,
             gasUsed: receipt.gasUsed,
+            effectiveGasPrice: receipt.effectiveGasPrice ?? 0n,
             confirmedAt: Number(block.timestamp),
           };
         }

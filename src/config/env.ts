@@ -75,6 +75,8 @@ export const EnvSchema = z.object({
   TEMPORAL_TASK_QUEUE: z.string().default('credit-facilitator'),
   TEMPORAL_UI_PORT: intFromEnv(8233, 1),
   TEMPORAL_CLI_PATH: optionalString,
+  /** A promtool to run the alert rules' checks with (npm test); unset: promtool on PATH, else built once into the tools cache. */
+  PROMTOOL_PATH: optionalString,
   /** The embedded stack's Temporal: `dev` (start-dev, one process) or `cluster` (PostgreSQL, four services; tools/stack/cluster). */
   TEMPORAL_TOPOLOGY: z.enum(['dev', 'cluster']).default('dev'),
 
@@ -206,6 +208,8 @@ export const EnvSchema = z.object({
   METRICS_TOKEN: optionalString,
   /** The worker's own Prometheus endpoint on 127.0.0.1 (0 turns it off). */
   WORKER_METRICS_PORT: intFromEnv(9464, 0),
+  /** How often the worker reads the gauges that need the store or the chain (oldest queued payment, balances, nonce gap). */
+  WORKER_METRICS_SAMPLE_MS: intFromEnv(10_000, 1_000),
   /**
    * The worker's CPU niceness (0-19; 0 leaves it alone). Settlement is background work: on a box it
    * shares with the API, the store and Temporal it yields to the captures merchants wait on.

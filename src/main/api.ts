@@ -10,7 +10,7 @@ import { clientErrorHandler } from '../http/client-errors.js';
 import { loadSettlementInfo } from '../chain/settlement-info.js';
 import { loadOrCreateOAuthKeys } from '../store/oauth-keys.js';
 import { loadOrCreateReceiptSigner } from '../settlement/signed-receipt.js';
-import { apiMetrics, createRegistry, storeCommandCounter } from '../observability/metrics.js';
+import { apiMetrics, createRegistry, storeCommandCounter, storeCommandTimer } from '../observability/metrics.js';
 import { BackgroundCaptureFinisher } from '../payments/finish-capture.js';
 import { startSlotSweeper } from './slot-sweeper.js';
 import { CaptureAdmission } from '../api/capture-admission.js';
@@ -33,8 +33,10 @@ async function main() {
   if (tracing) logger.info('tracing on', { endpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT, protocol: env.OTEL_EXPORTER_OTLP_PROTOCOL });
   const registry = createRegistry('api');
   const countStoreCommand = storeCommandCounter(registry);
+  const timeStoreCommand = storeCommandTimer(registry);
   const store = await connectStore(env.MONGODB_URI ?? `mongodb://127.0.0.1:${env.MONGODB_PORT}/`, env.MONGODB_DB, {
     onCommand: countStoreCommand,
+    onCommandDone: timeStoreCommand,
     waitMs: 60_000,
     onRetry: (err) => logger.warn('store not answering yet; retrying', { error: err }),
   });
@@ -42,6 +44,7 @@ async function main() {
     uri: env.MONGODB_URI ?? `mongodb://127.0.0.1:${env.MONGODB_PORT}/`,
     logger,
     onCommand: countStoreCommand,
+    onCommandDone: timeStoreCommand,
   });
   const temporal = await connectTemporal(env.TEMPORAL_ADDRESS, env.TEMPORAL_NAMESPACE);
   const settlement = await loadSettlementInfo(env);

@@ -1,4 +1,8 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { chainMetrics } from './chain-metrics.js';
+import { deliveryMetrics } from './delivery-metrics.js';
+import { settlementMetrics } from './settlement-metrics.js';
+import { temporalMetrics } from './temporal-metrics.js';
 
 /**
  * Prometheus metrics. Each process (API, worker) has its own registry and serves it itself;
@@ -10,6 +14,22 @@ export function storeCommandCounter(registry: Registry): (commandName: string, c
   return (command, collection) => counter.inc({ command, collection });
 }
 
+/** The commands a process sends most; their latency series exist from the start. */
+const COMMON_STORE_COMMANDS = ['find', 'insert', 'update', 'delete', 'findAndModify', 'aggregate', 'count', 'getMore'];
+
+/** How long each store command took (answered or failed), by command name; no collection label, to keep the buckets few. */
+export function storeCommandTimer(registry: Registry): (commandName: string, seconds: number) => void {
+  const histogram = new Histogram({
+    name: 'x402_store_command_duration_seconds',
+    help: 'Store command latency from send to answer (or failure), by command',
+    labelNames: ['command'],
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
+  for (const command of COMMON_STORE_COMMANDS) histogram.zero({ command });
+  return (command, seconds) => histogram.observe({ command }, seconds);
+}
+
 export function createRegistry(service: 'api' | 'worker'): Registry {
   const registry = new Registry();
   registry.setDefaultLabels({ service });
@@ -17,8 +37,12 @@ export function createRegistry(service: 'api' | 'worker'): Registry {
   return registry;
 }
 
+/** Capture outcomes and shed causes whose series exist from the start, so their rates do too. */
+const CAPTURE_OUTCOMES = ['queued', 'replayed', 'PAYMENT_REJECTED', 'UNAVAILABLE', 'INTERNAL'];
+const SHED_CAUSES = ['in_flight', 'backlog', 'merchant_share'];
+
 export function apiMetrics(registry: Registry) {
-  return {
+  const m = {
     httpRequests: new Counter({
       name: 'x402_http_requests_total',
       help: 'HTTP requests by route, method and status',
@@ -78,11 +102,17 @@ export function apiMetrics(registry: Registry) {
       registers: [registry],
     }),
   };
+  for (const outcome of CAPTURE_OUTCOMES) m.captures.inc({ outcome }, 0);
+  for (const cause of SHED_CAUSES) m.capturesShed.inc({ cause }, 0);
+  return m;
 }
 export type ApiMetrics = ReturnType<typeof apiMetrics>;
 
+const BATCH_OUTCOMES = ['confirmed', 'reverted', 'dropped'];
+const FAILURE_KINDS = ['payment', 'repayment', 'refund'];
+
 export function workerMetrics(registry: Registry) {
-  return {
+  const m = {
     batchSize: new Histogram({
       name: 'x402_batch_size',
       help: 'Payments per settleBatch transaction',
@@ -106,7 +136,7 @@ export function workerMetrics(registry: Registry) {
     paymentsSettled: new Counter({ name: 'x402_payments_settled_total', help: 'Payments confirmed on-chain', registers: [registry] }),
     batches: new Counter({
       name: 'x402_batches_total',
-      help: 'settleBatch outcomes: confirmed, requeued (revert or dropped)',
+      help: 'settleBatch confirmation outcomes: confirmed, reverted, dropped (the last two are retried)',
       labelNames: ['outcome'],
       registers: [registry],
     }),
@@ -118,7 +148,7 @@ export function workerMetrics(registry: Registry) {
     }),
     workflowFailures: new Counter({
       name: 'x402_workflow_failures_total',
-      help: 'Business failures recorded by workflows (payment FAILED, repayment FAILED), by kind',
+      help: 'Business failures recorded by workflows (payment, repayment, refund FAILED), by kind',
       labelNames: ['kind'],
       registers: [registry],
     }),
@@ -134,6 +164,28 @@ export function workerMetrics(registry: Registry) {
       labelNames: ['shard'],
       registers: [registry],
     }),
+    chain: chainMetrics(registry),
+    settlement: settlementMetrics(registry),
+    delivery: deliveryMetrics(registry),
+    temporal: temporalMetrics(registry),
+  };
+  for (const outcome of BATCH_OUTCOMES) m.batches.inc({ outcome }, 0);
+  for (const kind of FAILURE_KINDS) m.workflowFailures.inc({ kind }, 0);
+  return {
+    ...m,
+    /** Puts every per-shard series at zero, for shards 0 to shards - 1. */
+    trackShards(shards: number): void {
+      for (let n = 0; n < shards; n++) {
+        const shard = String(n);
+        m.settlementBacklog.set({ shard }, 0);
+        m.batchSetMismatches.inc({ shard }, 0);
+        m.settlementHalts.inc({ shard }, 0);
+        m.settlement.captureToConfirmed.zero({ shard });
+        m.settlement.oldestQueuedAge.track(shard);
+        m.settlement.batchRetrying.track(shard);
+        m.chain.confirmationDepth.set({ shard }, 0);
+      }
+    },
   };
 }
 export type WorkerMetrics = ReturnType<typeof workerMetrics>;

@@ -1,4 +1,4 @@
-import { awaitBatchConfirmation, findBatchSettlement } from '../chain/settlement.js';
+import { awaitBatchConfirmation, findBatchSettlement, type ConfirmationProgress } from '../chain/settlement.js';
 import type { ConfirmationResult, SettlementDeps } from './settings.js';
 
 /**
@@ -9,7 +9,7 @@ export async function confirmOnChain(
   deps: Pick<SettlementDeps, 'chain' | 'settings' | 'metrics'>,
   batchId: string,
   transaction: string | null,
-  opts: { sent?: { sentAt: number; payments: number }; pollMs?: number; onProgress: (progress: unknown) => void },
+  opts: { sent?: { sentAt: number; payments: number }; pollMs?: number; onProgress: (progress: ConfirmationProgress) => void },
 ): Promise<ConfirmationResult> {
   let txHash = transaction as `0x${string}` | null;
   if (txHash === null) {
@@ -33,6 +33,7 @@ export async function confirmOnChain(
       deps.metrics?.paymentsSettled.inc(opts.sent.payments);
     }
     deps.metrics?.gasUsed.inc(Number(r.gasUsed));
+    deps.metrics?.chain.gasCost.inc(Number(r.gasUsed * r.effectiveGasPrice));
     return {
       status: 'confirmed',
       transaction: r.txHash,
@@ -41,5 +42,6 @@ export async function confirmOnChain(
       gasUsed: r.gasUsed.toString(),
     };
   }
+  if (r.status === 'dropped') deps.metrics?.chain.txDropped.inc({ purpose: 'settlement' });
   return r.status === 'reverted' ? { status: 'reverted', transaction: r.txHash } : { status: 'dropped' };
 }

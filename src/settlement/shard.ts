@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
-import { settledContentOf, submitSettleBatch, type SettlementItem } from '../chain/settlement.js';
+import { settledContentOf, submitSettleBatch, type ConfirmationProgress, type SettlementItem } from '../chain/settlement.js';
+import type { WorkerMetrics } from '../observability/metrics.js';
 import type { BatchOutcome } from '../domain/payment.js';
 import { batchClaimSize, gatherWaitMs } from '../domain/gather-wait.js';
 import { ledgerLineOf } from '../domain/payment-ledger.js';
@@ -199,6 +200,7 @@ export function createShardSettlement(deps: ShardDeps) {
   }
 
   async function submit(ref: ShardBatchRef, step: Pick<StepContext, 'log'> | undefined, onEntries?: (entries: SettlementQueueDoc[]) => void): Promise<{ transaction?: string }> {
+    deps.metrics?.settlement.batchRetrying.touch(String(ref.shard));
     await reportBacklog(ref.shard, ref.queues);
     const entries = await batchItems(ref);
     onEntries?.(entries);
@@ -217,12 +219,18 @@ export function createShardSettlement(deps: ShardDeps) {
 
   async function confirm(ref: ShardBatchRef & { transaction: string | null }, step: Pick<StepContext, 'heartbeat' | 'log'>): Promise<ConfirmationResult> {
     const sent = { sentAt: Date.now(), payments: ref.paymentIds.length };
+    const shardLabel = String(ref.shard);
+    deps.metrics?.settlement.batchRetrying.touch(shardLabel);
     await reportBacklog(ref.shard, ref.queues);
-    const onProgress = (p: unknown) => {
+    const onProgress = (p: ConfirmationProgress) => {
       step.heartbeat(p);
+      deps.metrics?.chain.confirmationDepth.set({ shard: shardLabel }, p.confirmations);
+      deps.metrics?.settlement.batchRetrying.touch(shardLabel);
       reportBacklog(ref.shard, ref.queues).catch(() => undefined); // best effort while waiting on the chain
     };
-    const r = await confirmOnChain(deps, ref.batchId, ref.transaction, { sent, pollMs: 250, onProgress });
+    const r = await confirmOnChain(deps, ref.batchId, ref.transaction, { sent, pollMs: 250, onProgress }).finally(() => deps.metrics?.chain.confirmationDepth.set({ shard: shardLabel }, 0));
+    if (r.status === 'confirmed') deps.metrics?.settlement.batchRetrying.clear(shardLabel);
+    else deps.metrics?.settlement.batchRetrying.begin(shardLabel);
     const base = { _id: ref.batchId, shard: ref.shard, payments: ref.paymentIds.length, paymentIds: ref.paymentIds };
     if (r.status === 'confirmed') {
       const content = await settledContentOf(deps.chain, ref.batchId, (await batchItems(ref)).map(settlementItemOf));
@@ -235,6 +243,7 @@ export function createShardSettlement(deps: ShardDeps) {
         return { status: 'mismatch', transaction: r.transaction, reason };
       }
       await recordBatch(c, { ...base, status: 'CONFIRMED', transaction: r.transaction, blockNumber: r.blockNumber, confirmedAt: new Date(r.confirmedAt) });
+      observeCaptureToConfirmed(deps.metrics, shardLabel, await batchItems(ref));
     } else if (!(await recordBatch(c, { ...base, status: 'RETRYING' }))) {
       step.log('stale step left the ended batch record alone', { batchId: ref.batchId, step: 'confirm', result: r.status });
     }
@@ -351,6 +360,13 @@ export function createShardSettlement(deps: ShardDeps) {
 
 function batchAttributes(ref: ShardBatchRef): Record<string, string | number> {
   return { 'x402.shard': ref.shard, 'x402.batch.id': ref.batchId, 'x402.batch.payments': ref.paymentIds.length };
+}
+
+/** Each payment's wait from capture to the CONFIRMED record polls now read. */
+function observeCaptureToConfirmed(metrics: WorkerMetrics | undefined, shard: string, entries: readonly SettlementQueueDoc[]): void {
+  if (!metrics) return;
+  const now = Date.now();
+  for (const e of entries) metrics.settlement.captureToConfirmed.observe({ shard }, Math.max(0, now - new Date(e.at).getTime()) / 1000);
 }
 
 function settlementItemOf(e: SettlementQueueDoc): SettlementItem {

@@ -15,6 +15,8 @@ export interface Store {
 export interface StoreOptions {
   /** Called with the name and collection of every command sent (for the store-commands metric). */
   onCommand?: (commandName: string, collection: string) => void;
+  /** Called with the name of every command answered or failed and how long it took (the store latency metric). */
+  onCommandDone?: (commandName: string, seconds: number) => void;
   /**
    * How long to keep trying when the store does not answer at start (a process started while the
    * store restarts); default 0: the first failure throws (the CLI should say so at once).
@@ -29,11 +31,17 @@ function collectionOf(target: unknown): string {
 }
 
 /** A client with the product's options; `connect` is the caller's. */
-export function newStoreClient(uri: string, opts: Pick<StoreOptions, 'onCommand'> = {}): MongoClient {
-  const client = new MongoClient(uri, { maxPoolSize: 50, serverSelectionTimeoutMS: 5000, appName: 'credit-facilitator', monitorCommands: opts.onCommand !== undefined });
+export function newStoreClient(uri: string, opts: Pick<StoreOptions, 'onCommand' | 'onCommandDone'> = {}): MongoClient {
+  const monitorCommands = opts.onCommand !== undefined || opts.onCommandDone !== undefined;
+  const client = new MongoClient(uri, { maxPoolSize: 50, serverSelectionTimeoutMS: 5000, appName: 'credit-facilitator', monitorCommands });
   if (opts.onCommand) {
     const count = opts.onCommand;
     client.on('commandStarted', (e) => count(e.commandName, collectionOf(e.command[e.commandName])));
+  }
+  if (opts.onCommandDone) {
+    const done = opts.onCommandDone;
+    client.on('commandSucceeded', (e) => done(e.commandName, e.duration / 1000));
+    client.on('commandFailed', (e) => done(e.commandName, e.duration / 1000));
   }
   return client;
 }

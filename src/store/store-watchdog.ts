@@ -5,6 +5,7 @@ export interface StoreWatchdogOptions {
   uri: string;
   logger: Logger;
   onCommand?: (commandName: string, collection: string) => void;
+  onCommandDone?: (commandName: string, seconds: number) => void;
   /** How often the store is pinged through the process's client. */
   intervalMs?: number;
   /** How long pings must have failed before a fresh client is tried. */
@@ -36,7 +37,7 @@ export function startStoreWatchdog(store: Store, opts: StoreWatchdogOptions): { 
       failingSince ??= Date.now();
     }
     if (Date.now() - failingSince < wedgedAfterMs) return;
-    const fresh = newStoreClient(opts.uri, opts.onCommand ? { onCommand: opts.onCommand } : {});
+    const fresh = newStoreClient(opts.uri, { ...(opts.onCommand ? { onCommand: opts.onCommand } : {}), ...(opts.onCommandDone ? { onCommandDone: opts.onCommandDone } : {}) });
     try {
       await fresh.connect();
       await fresh.db('admin').command({ ping: 1 });

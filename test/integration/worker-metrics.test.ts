@@ -22,8 +22,8 @@ describe('worker /metrics', function () {
     assert.ok(metricSum(after, 'x402_batch_size_count') > metricSum(before, 'x402_batch_size_count'));
     assert.ok(metricSum(after, 'x402_settle_latency_seconds_count') > metricSum(before, 'x402_settle_latency_seconds_count'));
     assert.match(after, /x402_batches_total\{outcome="confirmed"/);
-    // The batch end runs after the confirmation polls see: its steps are counted once it finishes.
-    const stepsTimed = (text: string) => metricSum(text, 'x402_batch_end_step_seconds_count');
+    // The batch end runs after the confirmation polls see: its steps are counted as each finishes, dequeue last.
+    const stepsTimed = (text: string) => metricSum(text, 'x402_batch_end_step_seconds_count', 'step="dequeue"');
     const ended = await until('a batch end step timed', async () => (await fetch(url)).text(), (text) => stepsTimed(text) > stepsTimed(before), 30_000);
     for (const step of ['record', 'holds', 'ledger', 'dequeue']) assert.match(ended, new RegExp(`x402_batch_end_step_seconds_count\\{[^}]*step="${step}"`), step);
     assert.equal((await fetch(url.replace('/metrics', '/other'))).status, 404);

@@ -61,6 +61,9 @@ describe('stack tools', () => {
     assert.deepEqual(install.args, ['install', 'github.com/temporalio/cli/cmd/temporal@v1.9.1']);
     assert.equal(install.env.GOBIN, '/c/bin/.build-1');
     assert.equal(install.produced, '/c/bin/.build-1/temporal');
+    const tagged = goCommand({ label: 'p', output: '/c/bin/promtool', target: { kind: 'install', pkg: 'github.com/prometheus/prometheus/cmd/promtool@v0.316.0', tags: ['remove_all_sd'] }, expectation: '' }, '/c/bin/.build-3');
+    assert.deepEqual(tagged.args, ['install', '-tags', 'remove_all_sd', 'github.com/prometheus/prometheus/cmd/promtool@v0.316.0']);
+    assert.equal(tagged.produced, '/c/bin/.build-3/promtool');
     const build = goCommand({ label: 'f', output: '/c/bin/ferretdb-launcher-ab', target: { kind: 'build', dir: '/src/ferretdb' }, expectation: '' }, '/c/bin/.build-2', true);
     assert.deepEqual(build.args, ['build', '-o', '/c/bin/.build-2/ferretdb-launcher-ab', '.']);
     assert.equal(build.cwd, '/src/ferretdb');

@@ -4,7 +4,8 @@ import { basename, dirname, join } from 'node:path';
 import { abortError } from './processes.js';
 import { findOnPath } from './which.js';
 
-export type GoTarget = { kind: 'install'; pkg: string } | { kind: 'build'; dir: string };
+/** `tags`: build tags for an install (e.g. to leave out parts of a large module). */
+export type GoTarget = { kind: 'install'; pkg: string; tags?: string[] } | { kind: 'build'; dir: string };
 
 export interface GoBuildSpec {
   label: string;
@@ -28,7 +29,8 @@ export function goCommand(spec: GoBuildSpec, tmpDir: string, modMod = false): Go
   if (modMod) env.GOFLAGS = `${process.env.GOFLAGS ?? ''} -mod=mod`.trim();
   if (spec.target.kind === 'install') {
     const name = spec.target.pkg.split('@')[0]!.split('/').pop()!;
-    return { args: ['install', spec.target.pkg], cwd: tmpDir, env: { ...env, GOBIN: tmpDir }, produced: join(tmpDir, name) };
+    const tags = spec.target.tags?.length ? ['-tags', spec.target.tags.join(',')] : [];
+    return { args: ['install', ...tags, spec.target.pkg], cwd: tmpDir, env: { ...env, GOBIN: tmpDir }, produced: join(tmpDir, name) };
   }
   const produced = join(tmpDir, basename(spec.output));
   return { args: ['build', '-o', produced, '.'], cwd: spec.target.dir, env, produced };

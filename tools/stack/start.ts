@@ -2,7 +2,7 @@ import { ConfigError, loadEnv } from '../../src/config/env.js';
 import { redactUri } from './args.js';
 import { startStack, type StackHandle } from './stack.js';
 import { StackSupervisor } from './supervisor.js';
-import { formatBox } from './summary.js';
+import { formatBox, observabilityRows } from './summary.js';
 import { startReplicas, type Replicas } from './cluster/replicas.js';
 import { supervisedWithReplicas } from './cluster/supervised.js';
 import { parseTopologyFlag } from './cluster/topology-flag.js';
@@ -21,7 +21,7 @@ function summary(s: StackHandle, replicas: Replicas | undefined): string {
     ['Settlement', s.chain.settlement],
     ['Asset (USDC)', s.chain.asset],
     ['Settler', s.chain.settlerAddress],
-    ['Metrics', `${s.urls.origin}/metrics (API), http://127.0.0.1:${s.config.WORKER_METRICS_PORT}/metrics (worker)`],
+    ...observabilityRows(s.urls.origin, s.config.WORKER_METRICS_PORT),
     ['Data dir', s.dataDir],
     ...(cluster && replicas
       ? ([

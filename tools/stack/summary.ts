@@ -12,3 +12,12 @@ export function formatBox(title: string, rows: ReadonlyArray<readonly [string, s
     `└${bar}┘`,
   ].join('\n');
 }
+
+/** Where on-call looks: both metrics endpoints, the alert rules and the dashboard (paths from the repository root). */
+export function observabilityRows(apiOrigin: string, workerMetricsPort: number): [string, string][] {
+  return [
+    ['Metrics', `${apiOrigin}/metrics (API), ${workerMetricsPort > 0 ? `http://127.0.0.1:${workerMetricsPort}/metrics` : 'off (WORKER_METRICS_PORT=0)'} (worker)`],
+    ['Alert rules', 'deploy/prometheus/alerts.yml (runbooks: docs/operations.md, "Alerts")'],
+    ['Dashboard', 'deploy/grafana/credit-facilitator.json (import into Grafana)'],
+  ];
+}
