@@ -21,6 +21,7 @@ import {
 } from './tool-types.js';
 import type { WorkloadKey } from './workload-key.js';
 import { payFetch, type PaidResponse, type PayOptions } from './x402-fetch.js';
+import { PaidMcpClient, type PaidMcpOptions, type ToolCaller } from './paid-mcp.js';
 
 export interface CreditAgentOptions {
   /** {mcp_url}, e.g. http://127.0.0.1:8402/mcp. */
@@ -259,6 +260,19 @@ export class CreditAgent {
       init,
       opts,
     );
+  }
+
+  /**
+   * Wraps another MCP server's client (v1 or v2 SDK) so its paid tools are paid with the
+   * borrower's credit (x402 MCP transport; see paid-mcp.ts).
+   */
+  paidMcpClient(client: ToolCaller, opts: Omit<PaidMcpOptions, 'prepare' | 'privateKey' | 'operationalAgentId'> = {}): PaidMcpClient {
+    return new PaidMcpClient(client, {
+      ...opts,
+      prepare: (a) => this.prepareX402Payment(a),
+      privateKey: this.#opts.workloadKey.privateKey,
+      ...(this.#opts.operationalAgentId ? { operationalAgentId: this.#opts.operationalAgentId } : {}),
+    });
   }
 
   /** Key tools default to this agent's workload key and terminal, so a re-call sends the very same arguments. */

@@ -7,3 +7,6 @@ export { payFetch, PaymentFlowError, type PaidResponse, type PayOptions, type Pa
 export { needsRefresh, tokenExpiresAtMs, REFRESH_WINDOW_SECONDS } from './token-expiry.js';
 export { CreditToolError } from './tool-types.js';
 export { parsePaymentRequiredHeader, parsePaymentResponseHeader, creditOffer } from './x402-messages.js';
+export { PaidMcpClient, PaymentDeclinedError, type PaidMcpOptions, type PaidToolResult, type PaymentApproval, type ToolCaller, type ToolCallParams } from './paid-mcp.js';
+export { McpBudget, BudgetExceededError, type McpBudgetLimits } from './mcp-budget.js';
+export { paymentRequiredOf, paymentResponseOf, PAYMENT_META_KEY, PAYMENT_RESPONSE_META_KEY, PAYMENT_EXTENSION } from './mcp-payment-messages.js';
