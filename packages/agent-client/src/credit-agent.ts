@@ -22,6 +22,7 @@ import {
 import type { WorkloadKey } from './workload-key.js';
 import { isStage, NEXT_ONBOARDING_STEP, onboardingShortfall, parseScopeString, stageOfScopes, TOOL_SCOPES, type OnboardingStage, type ToolName } from '@credit-facilitator/wire/onboarding';
 import { payFetch, type PaidResponse, type PayOptions } from './x402-fetch.js';
+import { PaidMcpClient, type PaidMcpOptions, type ToolCaller } from './paid-mcp.js';
 
 export interface CreditAgentOptions {
   /** {mcp_url}, e.g. http://127.0.0.1:8402/mcp. */
@@ -275,6 +276,19 @@ export class CreditAgent {
       ? `${why}, then retry`
       : `the borrower token lacks this tool's scopes although the borrower is at stage ${stage}: refresh the token (refreshToken()) and retry`;
     return new CreditToolError(tool, 'INSUFFICIENT_SCOPE', message, { stage, ...(why ? { next_step: NEXT_ONBOARDING_STEP[stage] } : {}) });
+  }
+
+  /**
+   * Wraps another MCP server's client (v1 or v2 SDK) so its paid tools are paid with the
+   * borrower's credit (x402 MCP transport; see paid-mcp.ts).
+   */
+  paidMcpClient(client: ToolCaller, opts: Omit<PaidMcpOptions, 'prepare' | 'privateKey' | 'operationalAgentId'> = {}): PaidMcpClient {
+    return new PaidMcpClient(client, {
+      ...opts,
+      prepare: (a) => this.prepareX402Payment(a),
+      privateKey: this.#opts.workloadKey.privateKey,
+      ...(this.#opts.operationalAgentId ? { operationalAgentId: this.#opts.operationalAgentId } : {}),
+    });
   }
 
   /** Key tools default to this agent's workload key and terminal, so a re-call sends the very same arguments. */
