@@ -2,7 +2,7 @@ import { findBatchSettlement, readPaymentSettledEvents, settledBatchesBetween, s
 import type { BatchOutcome } from '../domain/payment.js';
 import { batchSetIds, decideBatchSet, findBatchSets } from '../store/settlement/batch-sets.js';
 import { findByIds } from '../store/find-by-ids.js';
-import type { SettlementQueueDoc } from '../store/documents.js';
+import type { BatchDoc, SettlementQueueDoc } from '../store/documents.js';
 import { allQueues, queueEntryOf, readQueues, shardOf } from '../store/settlement/queue.js';
 import { claimForBatch, findClaims, releaseClaims } from '../store/settlement/claims.js';
 import { findBatches, isFinishedBatch, recordBatch } from '../store/settlement/batches.js';
@@ -19,6 +19,8 @@ export interface ResyncReport {
   abandoned: string[];
   /** Batches the store recorded CONFIRMED that the chain (a copy older than the store) lacks: sent again with their set. */
   resent: string[];
+  /** CONFIRMED batches the chain settled in another transaction than the recorded one (a block lost, the batch re-sent): the record follows the chain. */
+  moved: string[];
   /** Payments the chain settled that the store does not know, or that another batch claims: an operator's to look at. */
   conflicts: string[];
 }
@@ -45,7 +47,7 @@ export async function resyncFromChain(deps: ShardDeps, shard: ShardSettlement, l
   const head = await ctx.publicClient.getBlockNumber({ cacheTime: 0 });
   const checkpoint = await readResyncCheckpoint(c);
   const fromBlock = checkpoint === null ? BigInt(ctx.deployment.deployBlock) : checkpoint + 1n;
-  const report: ResyncReport = { fromBlock: fromBlock.toString(), toBlock: head.toString(), settledOnChain: [], abandoned: [], resent: [], conflicts: [] };
+  const report: ResyncReport = { fromBlock: fromBlock.toString(), toBlock: head.toString(), settledOnChain: [], abandoned: [], resent: [], moved: [], conflicts: [] };
 
   // A batch a running shard names is that shard's to finish, whatever the chain says of it.
   const known = await batchIdsOfRunningShards(deps.temporal);
@@ -139,7 +141,10 @@ async function resendConfirmedMissingOnChain(deps: ShardDeps, report: ResyncRepo
     if (!set || set.entries.length === 0) continue; // a batch from before sets: nothing to send it again from
     const items = set.entries.map(itemOf);
     const content = await settledContentOf(deps.chain, record._id, items);
-    if (content.matches) continue;
+    if (content.matches) {
+      await followTheChain(deps, record, report, log);
+      continue;
+    }
     if (!/^0x0+$/.test(content.onChain)) {
       report.conflicts.push(...batchSetIds(set));
       log('RESYNC CONFLICT: a batch the store recorded CONFIRMED settled on chain with other content', { batchId: record._id, onChainRoot: content.onChain, setRoot: content.expected });
@@ -162,3 +167,20 @@ async function resendConfirmedMissingOnChain(deps: ShardDeps, report: ResyncRepo
     log('resync: a CONFIRMED batch the chain copy lacked is sent again', { batchId: record._id, transaction: hash, payments: set.entries.length });
   }
 }
+
+/**
+ * A CONFIRMED batch the chain settled, but in another transaction than its record names: the block
+ * that held the recorded one was lost (a node restarted on an older state, a reorg deeper than
+ * CONFIRMATIONS) and the settler's nonce manager sent the batch again. The record, and so every
+ * poll, follows the transaction that paid.
+ */
+async function followTheChain(deps: ShardDeps, record: BatchDoc, report: ResyncReport, log: Log): Promise<void> {
+  const found = await findBatchSettlement(deps.chain, record._id);
+  if (!found || !record.transaction || found.txHash.toLowerCase() === record.transaction.toLowerCase()) return;
+  const block = await deps.chain.publicClient.getBlock({ blockNumber: found.blockNumber });
+  await recordBatch(deps.store.c, { ...record, transaction: found.txHash, blockNumber: found.blockNumber.toString(), confirmedAt: new Date(Number(block.timestamp) * 1000) });
+  await announceBatch(deps.store.c, record.shard, record._id);
+  report.moved.push(record._id);
+  log('resync: a CONFIRMED batch is recorded with the transaction that paid it on chain', { batchId: record._id, recorded: record.transaction, onChain: found.txHash });
+}
+

@@ -211,5 +211,23 @@ describe('settlement: one set per batch, decided once and checked against the ch
       await assertChainAgrees(h, w, ids);
       assert.deepEqual((await resyncFromChain(h.deps, newShard(h), () => undefined)).resent, [], 'a second resync sends nothing');
     });
+
+    it('moves a CONFIRMED record to the transaction that paid, when the recorded one was lost with its block and the batch sent again', async function () {
+      await writeResyncCheckpoint(h.store.c, await w.publicClient.getBlockNumber());
+      const shard = newShard(h);
+      await queueAccepted(h, 1);
+      const batchId = newId();
+      const gathered = await shard.gatherBatch({ ...GATHER, batchId }, heldStep(), 1);
+      const r = await settleGathered(shard, batchId, gathered);
+      assert.equal(r.status, 'confirmed');
+      const paid = (r as { transaction: string }).transaction;
+      // As if the recorded transaction's block was lost and the nonce manager's resend paid instead.
+      await h.store.c.batches.updateOne({ _id: batchId }, { $set: { transaction: `0x${'ab'.repeat(32)}` } });
+      const report = await resyncFromChain(h.deps, newShard(h), () => undefined);
+      assert.deepEqual(report.moved, [batchId]);
+      assert.equal((await findBatch(h.store.c, batchId))?.transaction?.toLowerCase(), paid.toLowerCase());
+      await assertChainAgrees(h, w, gathered.paymentIds);
+    });
   });
 });
+
