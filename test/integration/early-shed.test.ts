@@ -130,7 +130,7 @@ describe('captures refused before Koa', function () {
     );
     const shed = await earlyMetrics.capturesShed.get();
     assert.deepEqual(
-      shed.values.map((v) => [v.labels.cause, v.value]),
+      shed.values.filter((v) => v.value > 0).map((v) => [v.labels.cause, v.value]), // every cause exists at 0 from the start
       [['in_flight', 1]],
     );
     await Promise.all([inside.release(), early.release()]);
