@@ -27,6 +27,9 @@ export interface ResyncReport {
 
 type Log = (msg: string, fields: Record<string, unknown>) => void;
 
+/** How old a decided set must be, besides unnamed by any running shard, before it counts as lost. */
+const LOST_SET_AGE_MS = 10 * 60_000;
+
 /**
  * Brings the store in line with the chain and with the shards Temporal runs, for a store, a
  * Temporal and a chain restored from copies taken moments apart (docs/operations.md, "Backup and
@@ -112,8 +115,10 @@ async function sortLostSets(deps: ShardDeps, shard: ShardSettlement, known: Read
   const sets = await findBatchSets(c, batchIds);
   const finished = new Set((await findBatches(c, batchIds)).filter((b) => isFinishedBatch(b.status)).map((b) => b._id));
   const open = sets.filter((s) => !finished.has(s._id));
+  const now = Date.now();
   for (const set of open) {
-    if (known.has(set._id)) continue;
+    // A set younger than this may be a live gather's that began after `known` was read: never judged lost.
+    if (known.has(set._id) || now - new Date(set.at).getTime() < LOST_SET_AGE_MS) continue;
     const ids = batchSetIds(set);
     const onChain = await findBatchSettlement(deps.chain, set._id);
     if (onChain) {

@@ -179,6 +179,8 @@ describe('settlement: one set per batch, decided once and checked against the ch
       const lost = newId(); // gathered by a shard run that Temporal's older copy does not have
       await claimForBatch(h.store.c, lost, ids);
       await decideBatchSet(h.store.c, lost, 0, entries);
+      // Decided before the restore, long enough ago that no live gather can be behind it.
+      await h.store.c.batchSets.updateOne({ _id: lost }, { $set: { at: new Date(Date.now() - 11 * 60_000) } });
 
       const report = await resyncFromChain(h.deps, newShard(h), () => undefined);
       assert.deepEqual(report.abandoned, [lost]);
