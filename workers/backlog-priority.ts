@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 
 export interface BacklogPriorityOptions {
   /** The niceness the worker yields at (WORKER_CPU_NICE). */
@@ -11,15 +11,6 @@ export interface BacklogPriorityOptions {
 }
 
 const setOwnAutogroupNice = (nice: number) => writeFileSync('/proc/self/autogroup', String(nice));
-
-/** The worker's autogroup niceness now (0 when the kernel has no autogroups). */
-export function ownAutogroupNice(): number {
-  try {
-    return Number(/nice\s+(-?\d+)/.exec(readFileSync('/proc/self/autogroup', 'utf8'))?.[1] ?? 0);
-  } catch {
-    return 0;
-  }
-}
 
 /**
  * Settlement yields the CPU to the request path (cpu-priority.ts), but the traffic that waits for
