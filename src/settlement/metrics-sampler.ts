@@ -2,7 +2,7 @@ import { assetBalanceOf } from '../chain/settlement.js';
 import type { ChainContext } from '../chain/context.js';
 import type { WorkerMetrics } from '../observability/metrics.js';
 import type { Store } from '../store/mongo.js';
-import { oldestQueuedAt } from '../store/settlement-queue.js';
+import { oldestQueuedAt } from '../store/settlement/queue.js';
 
 export interface SamplerDeps {
   store: Pick<Store, 'c' | 'db'>;

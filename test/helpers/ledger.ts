@@ -7,6 +7,8 @@ import { creditSettlementAbi } from '../../src/chain/abi.js';
 import { uuidToBytes32 } from '@credit-facilitator/wire/ids';
 import { erc20BalanceOf, paymentSettledEvent, pollUntil, type World } from './world.js';
 import { findBorrower } from '../../src/store/borrowers.js';
+import { allQueues, readQueues } from '../../src/store/settlement/queue.js';
+import { batchSetIds, findBatchSets } from '../../src/store/settlement/batch-sets.js';
 
 const batchSettledEvent = getAbiItem({ abi: creditSettlementAbi, name: 'BatchSettled' });
 
@@ -44,14 +46,17 @@ async function whyNotConfirmed(w: World, ids: string[], views: PaymentView[], re
   const batchIds = [...new Set([...claims.values(), ...ids.map((id) => receipts.get(id)?.batchId ?? '')].filter(Boolean))];
   const batches = new Map((await findBatches(w.store.c, batchIds)).map((b) => [b._id, b]));
   const viewOf = new Map(views.map((v) => [v._id, v]));
+  // Where each payment stands in settlement's own documents, so a failure says which invariant broke.
+  const queued = new Set((await readQueues(w.store.c, await allQueues(w.store.db))).map((e) => e._id));
+  const sets = new Map((await findBatchSets(w.store.c, batchIds)).map((s) => [s._id, new Set(batchSetIds(s))]));
   return ids.map((id) => {
     const claimed = claims.get(id);
     const answered = receipts.get(id)?.batchId;
     const record = (batchId: string | undefined) => {
       const b = batchId ? batches.get(batchId) : undefined;
-      return b && { batchId: b._id, status: b.status, listsPayment: b.paymentIds?.includes(id) ?? null };
+      return b && { batchId: b._id, status: b.status, listsPayment: b.paymentIds?.includes(id) ?? null, setLists: sets.get(b._id)?.has(id) ?? 'no set' };
     };
-    return { paymentId: id, view: viewOf.get(id)?.status ?? 'no document', claimedBy: record(claimed) ?? claimed ?? null, apiSaid: record(answered) ?? answered ?? null };
+    return { paymentId: id, view: viewOf.get(id)?.status ?? 'no document', inQueue: queued.has(id), claimedBy: record(claimed) ?? claimed ?? null, apiSaid: record(answered) ?? answered ?? null };
   });
 }
 

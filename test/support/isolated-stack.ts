@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { StackHandle, StackOptions } from '../../tools/stack/stack.js';
 import { closeWorld, connectWorld, type World } from '../helpers/world.js';
 import { anvilControl, type AnvilControl } from './anvil-control.js';
-import { launchTestStack, logTails, npmStartSource, testSource } from './stack.js';
+import { launchTestStack, logTails, npmStartSource, settlementDecisionLines, testSource } from './stack.js';
 import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 
 export interface IsolatedStackSettings {
@@ -56,7 +56,7 @@ export function useIsolatedStack(settings: IsolatedStackSettings = {}): () => Is
 
   after(async function () {
     this.timeout(120_000);
-    if (failed && dir) process.stderr.write(`\n${logTails(dir)}\n`);
+    if (failed && dir) process.stderr.write(`\n${logTails(dir)}\n${settlementDecisionLines(dir)}\n`);
     if (running) await closeWorld(running.world);
     await stack?.stop();
     await proxy?.close();

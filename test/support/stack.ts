@@ -109,6 +109,16 @@ export function logTails(dir: string | undefined = dataDir, lines = 40): string 
     .join('\n');
 }
 
+/** The log lines of settlement's rare decisions (claims released, sets adopted or abandoned, resync, conflicts), for a failed test's report. */
+export function settlementDecisionLines(dir: string | undefined = dataDir, limit = 80): string {
+  if (!dir) return '';
+  const file = join(dir, 'logs', 'worker.log');
+  if (!existsSync(file)) return '';
+  const rare = /released|adopted|abandon|CONFLICT|resync|mismatch|HALT/;
+  const lines = readFileSync(file, 'utf8').split('\n').filter((l) => rare.test(l) && !l.includes('"settledOnChain":[],"abandoned":[],"resent":[],"moved":[],"conflicts":[]'));
+  return `----- settlement decisions in ${file} (${lines.length}, last ${limit}) -----\n${lines.slice(-limit).join('\n')}`;
+}
+
 export async function stopStack(): Promise<void> {
   if (!pending) return;
   const running = pending;

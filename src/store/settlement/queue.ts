@@ -76,6 +76,18 @@ export async function allQueues(db: Db): Promise<number[]> {
 }
 
 /** Every entry of the given queues, oldest first. Each queue holds only pending payments. */
+/** Each non-empty queue's oldest entry time (capture time), by queue number: one read of one document per queue. */
+export async function oldestQueuedAt(c: Collections, db: Db): Promise<Map<number, Date>> {
+  const queues = await allQueues(db);
+  const oldest = await Promise.all(queues.map((q) => c.settlementQueue(q).findOne({}, { sort: { at: 1 }, projection: { at: 1 } })));
+  const byQueue = new Map<number, Date>();
+  queues.forEach((q, i) => {
+    const at = oldest[i]?.at;
+    if (at) byQueue.set(q, new Date(at));
+  });
+  return byQueue;
+}
+
 /** How many entries the given queues hold (what a shard reports as its backlog). */
 export async function countQueued(c: Collections, queues: readonly number[]): Promise<number> {
   const counts = await Promise.all(queues.map((q) => c.settlementQueue(q).countDocuments({})));
