@@ -10,6 +10,7 @@ import { RefundBodySchema, BaseUnits } from '../payments/refund-body-schema.js';
 import { prepareRefundAuthorization, refundPayment } from '../payments/refund-payment.js';
 import { settledPaymentsBetween, toCsv } from '../payments/settlement-report.js';
 import { paymentStatus } from '../payments/status.js';
+import { withRefunds } from '../payments/refund-status.js';
 import { voidPayment } from '../payments/void-payment.js';
 import { actionCaller, pageCaller } from './console-auth.js';
 import { batchesPage, batchPage, type BatchSummary } from './batches-page.js';
@@ -89,7 +90,8 @@ export function paymentRouter(deps: MerchantWebDeps): Router {
 
   router.get('/payments/:id', async (ctx) => {
     const caller = await pageCaller(deps, ctx, PERMISSIONS.settleRead);
-    const receipt = await paymentStatus(deps, caller.principal.merchantId, ctx.params.id ?? '');
+    // As the REST poll answers it: the receipt, then its refunds.
+    const receipt = await withRefunds(deps, await paymentStatus(deps, caller.principal.merchantId, ctx.params.id ?? ''));
     sendPage(ctx, paymentPage(caller, receipt, chainId));
   });
 
