@@ -123,12 +123,12 @@ describe('merchant console: sign-in, payments and timeline, refund with step-up,
     await Promise.all([page.waitForURL((u) => u.pathname === '/merchant/webhooks'), page.click('#create-endpoint')]);
     assert.match((await page.textContent('#endpoint-secret')) ?? '', /^whsec_/);
     await Promise.all([page.waitForURL((u) => /^\/merchant\/webhooks\/we_/.test(u.pathname)), page.click('.endpoint-link')]);
-    assert.ok(await page.isVisible('#no-deliveries'));
+    // (The refund above may already have sent this new endpoint a payment.refunded event.)
     await Promise.all([page.waitForURL((u) => /^\/merchant\/webhooks\/we_/.test(u.pathname)), page.click('button.send-test')]);
-    assert.equal(await page.textContent('tr.delivery .event-type'), 'webhook.test');
+    assert.equal(await page.locator('tr.delivery .event-type', { hasText: 'webhook.test' }).count(), 1, 'the test event is in the delivery log');
     const endpointId = new URL(page.url()).pathname.split('/').at(-1)!;
     const log = await call(w, 'GET', `/facilitator/webhook-endpoints/${endpointId}/deliveries`, { token: m.apiKey });
-    assert.equal(log.json.data[0].eventType, 'webhook.test', 'the same log the REST API shows');
+    assert.ok((log.json.data as { eventType: string }[]).some((d) => d.eventType === 'webhook.test'), 'the same log the REST API shows');
 
     // Limits and the API key's last use (the REST calls above used it).
     await page.goto(`${origin}/merchant/account`);
