@@ -18,7 +18,7 @@ const layers = [
   { name: 'harness', paths: ['tools/harness'], may: ['tools/cli', 'tools/stack', 'adapters', 'auth', 'services', 'temporal', 'infra', 'domain', 'wire', 'clients'] },
   { name: 'examples', paths: ['examples'], may: ['clients', 'wire'] },
   // Adapters: the edges that speak HTTP (REST, MCP, pages, OAuth) or Temporal (activities).
-  { name: 'adapters', paths: ['src/api', 'src/mcp', 'src/borrower-web'], may: ['src/auth', 'http', 'services', 'temporal', 'infra', 'domain', 'wire'] },
+  { name: 'adapters', paths: ['src/api', 'src/mcp', 'src/borrower-web', 'src/merchant-web'], may: ['src/auth', 'http', 'services', 'temporal', 'infra', 'domain', 'wire'] },
   { name: 'auth', paths: ['src/auth'], may: ['http', 'services', 'temporal', 'infra', 'domain', 'wire'] },
   { name: 'http', paths: ['src/http'], may: ['infra', 'domain', 'wire'] },
   { name: 'activities', paths: ['activities'], may: ['services', 'temporal', 'infra', 'domain', 'wire'] },

@@ -1,6 +1,7 @@
 import type { Context, Next } from 'koa';
 import { authenticateMerchant } from '../auth/merchant-auth.js';
-import { PERMISSIONS, type MerchantPrincipal, type Permission } from '../auth/permissions.js';
+import { authorizationRefusal } from '../auth/authorize.js';
+import type { MerchantPrincipal, Permission } from '../auth/permissions.js';
 import { ApiError } from '../domain/errors.js';
 import type { ApiDeps } from './deps.js';
 import { phaseTimerOf } from '../observability/phase-timer.js';
@@ -17,10 +18,8 @@ export function requireMerchant(deps: ApiDeps, permission: Permission | null) {
   return async (ctx: Context, next: Next) => {
     const principal = await authenticateMerchant(deps.store.c, deps.verifyJwt, ctx.get('authorization') || undefined, Math.floor(deps.nowMs() / 1000), deps.merchantCache);
     if (!principal) throw ApiError.unauthenticated();
-    if (permission !== null && !principal.permissions.includes(permission)) throw ApiError.forbidden(permission);
-    if (permission === PERMISSIONS.settleCreate && principal.credential === 'jwt' && !principal.steppedUp) {
-      throw ApiError.stepUpRequired();
-    }
+    const refusal = authorizationRefusal(principal, permission);
+    if (refusal) throw refusal;
     ctx.state.merchant = principal;
     phaseTimerOf(ctx)?.mark('auth');
     await next();

@@ -6,6 +6,7 @@ import { consumeRate } from '../store/rate-limits.js';
 import type { ApiDeps } from './deps.js';
 import { merchantOf } from './merchant-auth.js';
 import { phaseTimerOf } from '../observability/phase-timer.js';
+import { ratePolicyFor } from '../auth/merchant-limits.js';
 
 /**
  * Per-merchant limit shared by every API process through the database. Runs after authentication.
@@ -14,7 +15,7 @@ import { phaseTimerOf } from '../observability/phase-timer.js';
 export function rateLimit(deps: ApiDeps, bucket: keyof MerchantRateLimits, defaults: RatePolicy) {
   return async (ctx: Context, next: Next) => {
     const merchant = merchantOf(ctx);
-    const policy = merchant.rateLimits?.[bucket] ?? defaults;
+    const policy = ratePolicyFor(deps.env, merchant, bucket, defaults);
     const d = await consumeRate(deps.store.c, `${merchant.merchantId}:${bucket}`, policy, deps.nowMs());
     ctx.set('RateLimit-Limit', String(d.limit));
     ctx.set('RateLimit-Remaining', String(d.remaining));

@@ -3,6 +3,7 @@ import { findApiKeyByHash, findMerchant } from '../store/merchants.js';
 import type { MerchantCache } from '../store/merchant-cache.js';
 import { hashApiKey, hashesEqual, isWellFormedApiKey, looksLikeApiKey } from './api-keys.js';
 import { isSteppedUp, type JwtVerifier } from './merchant-jwt.js';
+import { noteApiKeyUse } from './api-key-use.js';
 import type { MerchantPrincipal } from './permissions.js';
 
 /**
@@ -20,7 +21,7 @@ export async function authenticateMerchant(
   const token = match?.[1];
   if (!token || token.length > 4096) return null;
 
-  const caller = looksLikeApiKey(token) ? await apiKeyCaller(c, token, merchants) : await jwtCaller(verifyJwt, token, nowSeconds);
+  const caller = looksLikeApiKey(token) ? await apiKeyCaller(c, token, nowSeconds, merchants) : await jwtCaller(verifyJwt, token, nowSeconds);
   if (!caller) return null;
   const merchant = merchants ? await merchants.find(c, caller.merchantId) : await findMerchant(c, caller.merchantId);
   if (!merchant || merchant.status !== 'ACTIVE') return null;
@@ -29,11 +30,12 @@ export async function authenticateMerchant(
 
 type Caller = Omit<MerchantPrincipal, 'merchantName' | 'payoutAddress' | 'rateLimits'>;
 
-async function apiKeyCaller(c: Collections, token: string, merchants?: MerchantCache): Promise<Caller | null> {
+async function apiKeyCaller(c: Collections, token: string, nowSeconds: number, merchants?: MerchantCache): Promise<Caller | null> {
   if (!isWellFormedApiKey(token)) return null;
   const hash = hashApiKey(token);
   const key = merchants ? await merchants.findLiveApiKey(c, hash) : await findApiKeyByHash(c, hash);
   if (!key || !hashesEqual(key._id, hash) || key.revokedAt !== null) return null;
+  noteApiKeyUse(c, hash, nowSeconds * 1000);
   return { merchantId: key.merchantId, permissions: key.permissions, credential: 'api_key', subject: key.keyId, steppedUp: false };
 }
 

@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 import type { BorrowerWebDeps } from './deps.js';
-import { publicOrigin } from '../config/env.js';
+import { fromOwnOrigin } from '../http/same-origin.js';
 import { ApiError } from '../domain/errors.js';
 import { readSession, type BorrowerSession } from './session.js';
 
@@ -9,8 +9,9 @@ import { readSession, type BorrowerSession } from './session.js';
  * it must be the public origin. With the SameSite=Strict cookie this keeps other sites out (CSRF).
  */
 export function requireSameOrigin(deps: BorrowerWebDeps, ctx: Context): void {
-  const origin = ctx.get('origin');
-  if (origin && origin === publicOrigin(deps.env)) return;
+  const judged = fromOwnOrigin(deps.env, ctx);
+  if (judged.ok) return;
+  const origin = judged.origin;
   throw new ApiError('FORBIDDEN', origin ? `Requests from ${origin} may not act on a borrower account.` : 'Send this request from the borrower page (its Origin header is missing).');
 }
 

@@ -24,15 +24,22 @@ const STYLE = `
   dd { margin: 0; }
 `;
 
-export function page(title: string, body: string, script?: { nonce: string; source: string }): string {
+/** How a page differs from the borrower pages' default: its referrer policy and extra style (the merchant console's forms and tables). */
+export interface PageOptions {
+  /** Default no-referrer. A page whose HTML forms POST needs same-origin: under no-referrer a browser sends `Origin: null` with a form. */
+  referrer?: 'no-referrer' | 'same-origin';
+  style?: string;
+}
+
+export function page(title: string, body: string, script?: { nonce: string; source: string }, opts: PageOptions = {}): string {
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="${opts.referrer ?? 'no-referrer'}">
 <title>${escapeHtml(title)}</title>
-<style>${STYLE}</style>
+<style>${STYLE}${opts.style ?? ''}</style>
 </head>
 <body>
 <main>
@@ -56,17 +63,23 @@ export function newNonce(): string {
   return randomBytes(16).toString('base64');
 }
 
+/** Where a page's HTML forms may post ('none': the borrower pages post with fetch only) and its referrer policy. */
+export interface HtmlOptions {
+  formAction?: 'none' | 'self';
+  referrer?: 'no-referrer' | 'same-origin';
+}
+
 /** Sends an HTML page with a CSP that allows only its own inline script and same-origin fetches. */
-export function sendHtml(ctx: Context, html: string, nonce: string | null, status = 200): void {
+export function sendHtml(ctx: Context, html: string, nonce: string | null, status = 200, opts: HtmlOptions = {}): void {
   ctx.status = status;
   ctx.type = 'html';
   ctx.set('Cache-Control', 'no-store');
   ctx.set('X-Content-Type-Options', 'nosniff');
   ctx.set('X-Frame-Options', 'DENY');
-  ctx.set('Referrer-Policy', 'no-referrer');
+  ctx.set('Referrer-Policy', opts.referrer ?? 'no-referrer');
   ctx.set(
     'Content-Security-Policy',
-    `default-src 'none'; style-src 'unsafe-inline'; ${nonce ? `script-src 'nonce-${nonce}'; ` : ''}connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
+    `default-src 'none'; style-src 'unsafe-inline'; ${nonce ? `script-src 'nonce-${nonce}'; ` : ''}connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action ${opts.formAction === 'self' ? "'self'" : "'none'"}; frame-ancestors 'none'`,
   );
   ctx.body = html;
 }

@@ -14,6 +14,7 @@ import { corsMiddleware, corsPolicy } from '../http/cors.js';
 import { guardRegistration } from '../auth/oauth/registration-guard.js';
 import { borrowerWebRoutes } from '../borrower-web/router.js';
 import { mcpRouter } from '../mcp/routes.js';
+import { merchantWebRoutes } from '../merchant-web/router.js';
 
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: false });
@@ -28,6 +29,7 @@ export function createApp(deps: AppDeps): Koa {
   app.use(oauthProviderMiddleware(oauth, { guardRegistration: (ctx) => guardRegistration(deps, ctx) }));
   app.use(errorMiddleware(deps.logger));
   app.use(borrowerWebRoutes(deps, oauth));
+  app.use(merchantWebRoutes(deps));
   if (deps.metrics) app.use(metricsRouter(deps.metrics.registry, deps.env.METRICS_TOKEN).routes());
   app.use(openApiRouter(deps.env).routes());
   app.use(mcpRouter(deps).routes());

@@ -47,3 +47,14 @@ export async function revokeApiKey(c: Collections, merchantId: string, keyId: st
   const r = await c.apiKeys.updateOne({ merchantId, keyId, revokedAt: null }, { $set: { revokedAt: at } });
   return r.modifiedCount === 1;
 }
+
+/**
+ * Records that a key was used at `at`, unless a use within `minIntervalMs` is recorded already: the
+ * filter makes it one write per key per interval across every API process, whatever the traffic.
+ */
+export async function touchApiKey(c: Collections, hash: string, at: Date, minIntervalMs: number): Promise<void> {
+  await c.apiKeys.updateOne(
+    { _id: hash, $or: [{ lastUsedAt: { $exists: false } }, { lastUsedAt: { $lt: new Date(at.getTime() - minIntervalMs) } }] },
+    { $set: { lastUsedAt: at } },
+  );
+}

@@ -11,6 +11,11 @@ import { accountRouter } from '../../src/borrower-web/account-routes.js';
 import { signInRouter } from '../../src/borrower-web/sign-in-routes.js';
 import { signingRouter } from '../../src/borrower-web/signing-routes.js';
 import { mcpRouter } from '../../src/mcp/routes.js';
+import { accountRouter as consoleAccountRouter } from '../../src/merchant-web/account-routes.js';
+import type { MerchantWebDeps } from '../../src/merchant-web/deps.js';
+import { paymentRouter as consolePaymentRouter } from '../../src/merchant-web/payment-routes.js';
+import { signInRouter as consoleSignInRouter } from '../../src/merchant-web/sign-in-routes.js';
+import { webhookRouter as consoleWebhookRouter } from '../../src/merchant-web/webhook-routes.js';
 import { agentDeps } from './onboarding.js';
 import type { World } from './world.js';
 
@@ -34,6 +39,8 @@ export async function mountedRoutes(w: World): Promise<string[]> {
     signInRouter(deps, createOAuthProvider(deps)),
     signingRouter(deps),
     accountRouter(deps),
+    // The merchant console's routers only keep their deps for requests: listing them needs none of the console's own.
+    ...[consoleSignInRouter, consolePaymentRouter, consoleWebhookRouter, consoleAccountRouter].map((r) => r(deps as unknown as MerchantWebDeps)),
   ];
   return [...new Set(routers.flatMap(routesOf))].sort();
 }
@@ -47,6 +54,10 @@ export const API_ROUTER_MODULES = [
   'src/borrower-web/signing-routes.ts',
   'src/http/metrics-route.ts',
   'src/mcp/routes.ts',
+  'src/merchant-web/account-routes.ts',
+  'src/merchant-web/payment-routes.ts',
+  'src/merchant-web/sign-in-routes.ts',
+  'src/merchant-web/webhook-routes.ts',
 ];
 
 /** Source files under src/ that build a @koa/router Router, so a new router module cannot go unnoticed. */

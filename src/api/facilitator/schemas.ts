@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { PaymentRequirementsSchema } from '@credit-facilitator/wire/envelope';
 import { PAYMENT_STATUSES } from '../../domain/payment.js';
-import { WEBHOOK_EVENT_TYPES } from '../../domain/webhook-events.js';
 
 /** The request's outer shape; the credit envelope inside is judged by the domain rules. */
 export const VerifyBodySchema = z.object({
@@ -39,19 +38,7 @@ export const PaymentListQuerySchema = z
   })
   .refine((q) => !(q.orderRef && q.batchId), { message: 'filter by orderRef or by batchId, not both', path: ['batchId'] });
 
-const WebhookEventsSchema = z
-  .array(z.enum(WEBHOOK_EVENT_TYPES))
-  .min(1)
-  .max(WEBHOOK_EVENT_TYPES.length)
-  .refine((a) => new Set(a).size === a.length, 'lists an event twice')
-  .describe('The payment events the endpoint receives (default: all of them); webhook.test is sent on request whatever this says');
-
-export const WebhookEndpointBodySchema = z.strictObject({
-  url: z.string().min(1).max(2048).describe('https URL that receives signed events (Standard Webhooks)'),
-  events: WebhookEventsSchema.optional(),
-});
-
-export const WebhookEndpointUpdateSchema = z.strictObject({ events: WebhookEventsSchema });
+export { WebhookEndpointBodySchema, WebhookEndpointUpdateSchema } from '../../webhooks/endpoint-schemas.js';
 
 /** GET …/webhook-endpoints/{id}/deliveries: the list parameters of payments. */
 export const WebhookDeliveryListQuerySchema = z.strictObject({
@@ -59,25 +46,9 @@ export const WebhookDeliveryListQuerySchema = z.strictObject({
   starting_after: z.string().max(64).optional(),
 });
 
-const Address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'a 0x-prefixed 20-byte hex address');
-const Uint256 = z.string().regex(/^(0|[1-9][0-9]{0,77})$/, 'a decimal integer string').refine((s) => !/^[0-9]+$/.test(s) || BigInt(s) < 2n ** 256n, 'exceeds uint256'); // zod runs refinements after a failed regex too
-const BaseUnits = z.string().regex(/^[1-9][0-9]{0,30}$/, 'a positive decimal string of base units');
+import { BaseUnits } from '../../payments/refund-body-schema.js';
 
-/** The EIP-3009 ReceiveWithAuthorization the merchant's payout wallet signed (values as decimal strings). */
-export const RefundAuthorizationSchema = z.strictObject({
-  from: Address,
-  to: Address,
-  value: Uint256,
-  validAfter: Uint256,
-  validBefore: Uint256,
-  nonce: z.string().regex(/^0x[0-9a-fA-F]{64}$/, 'a 0x-prefixed 32-byte hex nonce'),
-});
-
-export const RefundBodySchema = z.strictObject({
-  amount: BaseUnits.describe('Base units to refund; at most what is left of the payment'),
-  authorization: RefundAuthorizationSchema,
-  signature: z.string().regex(/^0x[0-9a-fA-F]{130}$/, 'a 65-byte hex signature'),
-});
+export { RefundAuthorizationSchema, RefundBodySchema } from '../../payments/refund-body-schema.js';
 
 export const RefundAuthorizationQuerySchema = z.strictObject({
   amount: BaseUnits,
