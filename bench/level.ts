@@ -27,6 +27,8 @@ export interface LevelSettings {
   metricsUrls: readonly string[];
   arrivals: ArrivalKind;
   pollEveryMs: number;
+  /** Set: merchants long-poll (`Prefer: wait=N`) as the SDK does, instead of a GET every pollEveryMs. */
+  longPollSeconds?: number;
   maxInFlight: number;
   drainSeconds: number;
   historySample: number;
@@ -218,6 +220,7 @@ export async function runLevel(s: LevelSettings, label: string, rate: number, se
     vouchers: batch.vouchers,
     arrivals,
     pollEveryMs: s.pollEveryMs,
+    ...(s.longPollSeconds ? { longPollSeconds: s.longPollSeconds } : {}),
     maxInFlight: s.maxInFlight,
     drainSeconds: s.drainSeconds,
   });

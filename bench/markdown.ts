@@ -13,6 +13,8 @@ export interface RunSettings {
   borrowers: number;
   arrivals: string;
   pollEveryMs: number;
+  /** >0: the normal-load levels long-poll (`Prefer: wait=N`) as the SDK does. */
+  normalLongPollSeconds: number;
   maxInFlight: number;
   mcpVouchersPerLevel: number;
   preload: number;
@@ -45,7 +47,7 @@ export function benchmarksPage(machine: MachineInfo, s: RunSettings, blocks: Blo
     `- Date: ${machine.date}`,
     `- Stack: batch ${s.batchMaxPayments} payments or ${s.batchWindowMs} ms${s.batchMinPayments === undefined ? '' : s.batchMinPayments <= 1 ? ', group commit (BATCH_MIN_PAYMENTS 1: a shard sends as soon as it is free)' : `, due at ${s.batchMinPayments} ready`}, ${s.confirmations} confirmation(s)${s.blockTimeSeconds ? `, a block every ${s.blockTimeSeconds} s` : ', a block per transaction'}; the load generator runs on the same cores.`,
     `- Load: ${s.quick ? 'quick mode, ' : ''}levels ${s.rates.join(', ')} captures/s offered, ${s.seconds} s each plus up to ${s.drainSeconds} s of drain, then 0.5x and 0.8x the peak's settled/s, ${s.normalSeconds} s each; ${s.arrivals} arrivals;` +
-      ` at most ${s.maxInFlight} requests in flight; polls every ${s.pollEveryMs} ms; ${s.mcpVouchersPerLevel} vouchers per level through prepare_x402_payment.`,
+      ` at most ${s.maxInFlight} requests in flight; merchants poll every ${s.pollEveryMs} ms${s.normalLongPollSeconds > 0 ? ` in the sweep and long-poll (\`Prefer: wait=${s.normalLongPollSeconds}\`, as the SDK's waitForSettlement does) in the normal-load levels` : ''}; ${s.mcpVouchersPerLevel} vouchers per level through prepare_x402_payment.`,
     `- Run: stack start ${s.stackStartSeconds.toFixed(0)} s, onboarding ${s.onboardingSeconds.toFixed(0)} s, whole run ${s.totalSeconds.toFixed(0)} s.`,
     ...(Number(machine.loadAverage.split(' ')[0]) > 1
       ? [`- Caveat: the machine was not idle at the start (load average ${machine.loadAverage}); other processes shared the cores with the stack, so latencies and CPU figures are inflated.`]

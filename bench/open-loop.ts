@@ -65,6 +65,12 @@ export interface OpenLoopOptions {
   /** Offsets in ms, or how to draw them (default poisson). */
   arrivals?: readonly number[] | ArrivalKind;
   pollEveryMs?: number;
+  /**
+   * Poll as the SDK's waitForSettlement does: `Prefer: wait=N` right after the capture answers and
+   * again at once after each non-terminal answer (docs/api.md, long poll). Unset: a plain GET every
+   * pollEveryMs.
+   */
+  longPollSeconds?: number;
   /** Requests (captures and polls) the client keeps open at most. */
   maxInFlight?: number;
   /** After the window: how long to wait for answers and terminal statuses at most. */
@@ -121,6 +127,8 @@ export async function runOpenLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
   const windowMs = o.seconds * 1000;
   const arrivals = Array.isArray(o.arrivals) ? (o.arrivals as readonly number[]) : planArrivals(o.rate, o.seconds, (o.arrivals as ArrivalKind | undefined) ?? 'poisson');
   const pollEveryMs = o.pollEveryMs ?? 1000;
+  const longPoll = o.longPollSeconds !== undefined && o.longPollSeconds > 0;
+  const pollHeaders = (apiKey: string): Record<string, string> => (longPoll ? { authorization: `Bearer ${apiKey}`, prefer: `wait=${o.longPollSeconds}` } : { authorization: `Bearer ${apiKey}` });
   const maxInFlight = o.maxInFlight ?? 2000;
   const drainMs = (o.drainSeconds ?? 15) * 1000;
   const http = o.http ?? new BenchHttp();
@@ -157,12 +165,14 @@ export async function runOpenLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
     if (http.inFlight >= maxInFlight) return later(pollEveryMs, () => poll(rec, apiKey));
     const started = now();
     rec.polls++;
-    const next = () => later(started + pollEveryMs - now(), () => poll(rec, apiKey));
-    http.send(statusUrl(rec.paymentId as string), 'GET', { authorization: `Bearer ${apiKey}` }).then(
+    // A held long poll asks again at once; after an error, an answer not held (the API holds only
+    // so many), or when polling plainly, once per pollEveryMs (as the SDK's waitForSettlement does).
+    const next = (pause = false) => later(longPoll && !pause ? 0 : started + pollEveryMs - now(), () => poll(rec, apiKey));
+    http.send(statusUrl(rec.paymentId as string), 'GET', pollHeaders(apiKey)).then(
       (ans) => {
         if (stopped) return;
         const at = now();
-        pollLatenciesMs.push(at - started);
+        if (!longPoll) pollLatenciesMs.push(at - started); // a long poll's time is its wait, not the API's
         if (ans.status === 200) {
           const status = (JSON.parse(ans.body) as { status?: string }).status;
           if (status === 'CONFIRMED' || status === 'FAILED') {
@@ -175,14 +185,15 @@ export async function runOpenLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
         } else {
           const k = `${ans.status} ${errorCode(ans.body) ?? ''}`.trim();
           pollFailures[k] = (pollFailures[k] ?? 0) + 1;
+          return next(true);
         }
-        next();
+        next(longPoll && header(ans.headers, 'preference-applied') === null);
       },
       (err: Error) => {
         if (stopped) return;
         const k = `network: ${err.message}`;
         pollFailures[k] = (pollFailures[k] ?? 0) + 1;
-        next();
+        next(true);
       },
     );
     noteInFlight();
@@ -220,7 +231,7 @@ export async function runOpenLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
             rec.paymentId = paymentId;
             rec.acceptedAtEpochMs = startEpochMs + at;
             pollingOpen++;
-            later(pollEveryMs, () => poll(rec, v.apiKey));
+            later(longPoll ? 0 : pollEveryMs, () => poll(rec, v.apiKey));
             return;
           }
           rec.outcome = 'error';
