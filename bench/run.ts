@@ -19,8 +19,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { projectRoot } from '../src/config/paths.js';
-import { throwawayStackSource } from '../tools/stack/throwaway-source.js';
-import { startStack, type StackHandle } from '../tools/stack/stack.js';
+import { benchStack } from './bench-stack.js';
 import { agentDeps } from '../tools/harness/agent-deps.js';
 import { newMerchant, UNTHROTTLED, type ProvisionedMerchant } from '../tools/harness/merchants.js';
 import { onboardBorrower } from '../tools/harness/onboarding.js';
@@ -64,18 +63,6 @@ const BLOCK_TIME = envNum('BENCH_BLOCK_TIME', 0);
 const PAGE = ON_CLUSTER ? 'benchmarks-cluster.md' : BLOCK_TIME > 0 ? 'benchmarks-block-time.md' : 'benchmarks.md';
 const CHART = ON_CLUSTER ? 'benchmarks-cluster-throughput.svg' : BLOCK_TIME > 0 ? 'benchmarks-block-time-throughput.svg' : 'benchmarks-throughput.svg';
 
-async function benchStack(dir: string): Promise<StackHandle> {
-  const source: NodeJS.ProcessEnv = {
-    ...(await throwawayStackSource(dir)),
-    NODE_ENV: 'production',
-    LOG_LEVEL: 'warn',
-    SERVER_TIMING: '1',
-    DEFAULT_CREDIT_LIMIT: '1000000000000',
-    ...(BLOCK_TIME > 0 ? { ANVIL_BLOCK_TIME_SECONDS: String(BLOCK_TIME) } : {}),
-  };
-  return startStack({ source, quiet: true, headless: true });
-}
-
 const elapsed = (t: number) => (performance.now() - t) / 1000;
 
 async function main() {
@@ -84,7 +71,7 @@ async function main() {
   console.log(`machine: ${describeMachine(machine)}`);
   console.log(`bench: ${QUICK ? 'quick, ' : ''}rates ${RATES.join(',')} /s, ${SECONDS} s each + drain <= ${DRAIN} s, ${ARRIVALS} arrivals, preload ${PRELOAD}`);
   const dir = mkdtempSync(join(tmpdir(), 'cf-bench-'));
-  const stack = await benchStack(dir);
+  const stack = await benchStack(dir, BLOCK_TIME > 0 ? { ANVIL_BLOCK_TIME_SECONDS: String(BLOCK_TIME) } : {});
   const stackStartSeconds = elapsed(tStart);
   const stop = () => void stack.stop().finally(() => process.exit(130));
   process.once('SIGINT', stop);

@@ -18,18 +18,18 @@ const PW = W - M.left - M.right;
 const PH = H - M.top - M.bottom;
 const COLORS = { settled: '#1f77b4', accepted: '#2ca02c', offered: '#999999', p99: '#d62728' };
 
-const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+export const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 const c = (v: number) => v.toFixed(1);
-const fmt = (x: number) => (x >= 1000 ? `${+(x / 1000).toFixed(1)}k` : `${+x.toFixed(x < 10 ? 1 : 0)}`);
+export const fmt = (x: number) => (x >= 1000 ? `${+(x / 1000).toFixed(1)}k` : `${+x.toFixed(x < 10 ? 1 : 0)}`);
 
-function niceStep(max: number): number {
+export function niceStep(max: number): number {
   const raw = max / 5;
   const p = 10 ** Math.floor(Math.log10(raw));
   return ([1, 2, 5, 10].map((k) => k * p).find((s) => s >= raw) as number) ?? p * 10;
 }
 
 /** 1, 2, 5 x 10^k ticks within [lo, hi]. */
-function logTicks(lo: number, hi: number): number[] {
+export function logTicks(lo: number, hi: number): number[] {
   const out: number[] = [];
   for (let e = Math.floor(Math.log10(lo)); e <= Math.ceil(Math.log10(hi)); e++) for (const k of [1, 2, 5]) {
     const v = k * 10 ** e;

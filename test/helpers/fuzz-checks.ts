@@ -2,7 +2,7 @@ import { Agent, request as httpRequest } from 'node:http';
 import { z } from 'zod';
 import { TOOL_ERROR_CODES } from '../../src/domain/tool-errors.js';
 import { ERROR_STATUS, type ErrorCode } from '../../src/domain/errors.js';
-import { INVALID_REASONS } from '@credit-facilitator/wire/invalid-reasons';
+import { ErrorBodySchema } from '../../src/api/facilitator/response-schemas.js';
 import { MCP_HTTP_ERROR_CODES } from '../../src/http/mcp-errors.js';
 import type { ToolDefinition } from '../../src/mcp/tools/define.js';
 
@@ -70,24 +70,17 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
 
 const FieldIssue = z.strictObject({ path: z.string(), message: z.string() });
 
-/** The one REST error body, strictly: only the documented extras. */
+/**
+ * The one REST error body (ErrorBodySchema, what OpenAPI documents), strictly: no key it does not
+ * name, a message that says something, a request id of ours, and whole base units.
+ */
 const RestErrorBody = z.strictObject({
   error: z.strictObject({
-    code: z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]),
+    ...ErrorBodySchema.shape.error.shape,
     message: z.string().min(1),
     requestId: z.string().regex(/^req_[0-9a-f-]{36}$/),
     fields: z.array(FieldIssue).optional(),
-    invalidReason: z.enum(INVALID_REASONS).optional(),
-    payer: z.string().optional(),
-    requiredPermission: z.string().optional(),
-    limitBytes: z.number().int().optional(),
-    batchId: z.string().optional(),
-    paymentStatus: z.string().optional(),
     refundable: z.string().regex(/^[0-9]+$/).optional(),
-    refundId: z.string().optional(),
-    paymentId: z.string().optional(),
-    allowedMethods: z.array(z.string()).optional(),
-    merchantInFlightLimit: z.number().int().optional(),
   }),
 });
 export type RestErrorBody = z.infer<typeof RestErrorBody>;

@@ -14,8 +14,7 @@ import type { Collections } from '../../src/store/collections.js';
 import type { SettlementQueueDoc } from '../../src/store/documents.js';
 import { connectStore, type Store } from '../../src/store/mongo.js';
 import { findBatches } from '../../src/store/settlement/batches.js';
-import { ANVIL_DEV_PRIVATE_KEY } from '../../tools/stack/deployment.js';
-import { rpcCall } from '../../tools/stack/probes.js';
+import { allowSettlerOnDevChain } from '../../tools/stack/deployment.js';
 import { uuidToBytes32 } from '@credit-facilitator/wire/ids';
 import { paymentSettledEvent, type World } from './world.js';
 
@@ -89,21 +88,11 @@ export function heldStep(): StepContext & { logs: { msg: string; fields: Record<
 export const HARNESS_SETTINGS: SettlementSettings = { maxPayments: 100, maxWaitMs: 0, maxAttempts: 3, confirmations: 1, maxPaymentsUnderBacklog: 100, shardPollMs: 20 };
 
 /** Allows a fresh settler key on the stack's contract (signed by the owner, anvil's dev key) and funds it for gas. */
-async function allowedSettler(w: World, chainId: number): Promise<Hex> {
-  const key = generatePrivateKey();
-  const rpcUrl = w.env.RPC_URL as string;
-  const owner = makeChainClients({ rpcUrl, chainId, privateKey: ANVIL_DEV_PRIVATE_KEY });
-  await rpcCall(rpcUrl, 'anvil_setBalance', [privateKeyToAddress(key), `0x${(10n ** 20n).toString(16)}`]);
-  const hash = await owner.walletClient!.writeContract({ address: getAddress(w.settlement), abi: creditSettlementAbi, functionName: 'setSettler', args: [privateKeyToAddress(key), true] });
-  const receipt = await owner.publicClient.waitForTransactionReceipt({ hash, timeout: 60_000 });
-  if (receipt.status !== 'success') throw new Error(`setSettler reverted (${hash})`);
-  return key;
-}
-
 export async function shardHarness(w: World): Promise<ShardHarness> {
   const env = loadEnv({ ...process.env, ...w.env });
   const store = await connectStore(w.env.MONGODB_URI as string, `shard-harness-${randomUUID().slice(0, 8)}`);
-  const key = await allowedSettler(w, env.CHAIN_ID);
+  const key = generatePrivateKey();
+  await allowSettlerOnDevChain({ rpcUrl: w.env.RPC_URL as string, chainId: env.CHAIN_ID, settlement: w.settlement }, key, 10n ** 20n);
   const clients = makeChainClients({ rpcUrl: w.env.RPC_URL as string, chainId: env.CHAIN_ID, privateKey: key });
   const chain: ChainContext = {
     publicClient: clients.publicClient,

@@ -9,6 +9,8 @@ import { useIsolatedStack } from '../support/isolated-stack.js';
 import { shellBlocks, substitute } from '../support/readme-blocks.js';
 
 const SECTION = 'Walkthrough: a payment from capture to CONFIRMED';
+/** Run right after the walkthrough, in the same shell: it signs a console user in for the walkthrough's merchant. */
+const CONSOLE_SECTION = 'Merchant console';
 // "Agent round trip" is not run: its blocks are `npm start` and the demo merchant in the foreground
 // (long-running, one terminal each), and the demo agent waits for a human to open the links it prints
 // and sign in a browser wallet (test/integration/demo-merchant-credit-agent.test.ts drives that path).
@@ -29,11 +31,12 @@ describe(`README "${SECTION}" runs as written against a fresh stack with npm sta
     if (work && process.env.TEST_KEEP_DATA !== '1') rmSync(work, { recursive: true, force: true });
   });
 
-  it('every ```sh block passes in order in one bash -euo pipefail, and the files they write hold CONFIRMED, the void outcome and a SUCCEEDED refund', async function () {
+  it('every ```sh block (and the console section\'s) passes in order in one bash -euo pipefail; the files they write hold CONFIRMED, the void outcome and a SUCCEEDED refund, and the console token it prints signs in', async function () {
     const { stack } = env();
     const hookPort = await freePort();
     // The README's defaults, mapped to this stack's free ports.
-    const blocks = substitute(shellBlocks(readFileSync(join(projectRoot(), 'README.md'), 'utf8'), SECTION), [
+    const readme = readFileSync(join(projectRoot(), 'README.md'), 'utf8');
+    const blocks = substitute([...shellBlocks(readme, SECTION), ...shellBlocks(readme, CONSOLE_SECTION)], [
       ['http://127.0.0.1:8402', `http://127.0.0.1:${stack.config.API_PORT}`],
       ['http://127.0.0.1:8545', `http://127.0.0.1:${stack.config.ANVIL_PORT}`],
       ['127.0.0.1:8499', `127.0.0.1:${hookPort}`],
@@ -46,7 +49,7 @@ describe(`README "${SECTION}" runs as written against a fresh stack with npm sta
     const result = await session.run();
     if (!result.ok) {
       const i = result.failedBlock ?? 0;
-      assert.fail(`README block ${i + 1} of ${blocks.length} in "${SECTION}" failed: ${result.failure}\n----- the block (ports mapped) -----\n${blocks[i]}----- its output -----\n${result.outputs[i] ?? ''}`);
+      assert.fail(`README block ${i + 1} of ${blocks.length} in "${SECTION}" and "${CONSOLE_SECTION}" failed: ${result.failure}\n----- the block (ports mapped) -----\n${blocks[i]}----- its output -----\n${result.outputs[i] ?? ''}`);
     }
     const file = (name: string): Json => JSON.parse(readFileSync(join(work!, name), 'utf8')) as Json;
     const show = (name: string) => `${name}: ${readFileSync(join(work!, name), 'utf8')}`;
@@ -76,6 +79,13 @@ describe(`README "${SECTION}" runs as written against a fresh stack with npm sta
       await new Promise((r) => setTimeout(r, 500));
     }
     for (const w of wanted) assert.ok(seen.includes(w), `the webhook listener printed ${w}; it printed: ${seen.join(', ') || 'nothing'}\n${session.log().slice(-3000)}`);
+
+    // The console section's token is a merchant user's of the walkthrough's merchant, with step-up.
+    const printedToken = result.outputs[blocks.length - 1]!.trim().split('\n').at(-1)!;
+    const me = await fetch(`${stack.urls.baseUrl}/facilitator/me`, { headers: { authorization: `Bearer ${printedToken}` } });
+    const meJson = (await me.json()) as Json;
+    assert.equal(me.status, 200, `the console token authenticates: ${JSON.stringify(meJson)}`);
+    assert.deepEqual([meJson.merchantId, meJson.credential?.type, meJson.credential?.steppedUp], [file('merchant.json').merchantId, 'jwt', true], JSON.stringify(meJson));
   });
 });
 

@@ -1,7 +1,9 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createPublicClient, getAddress, http, type Hex } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
+import { privateKeyToAccount, privateKeyToAddress } from 'viem/accounts';
+import { creditSettlementAbi } from '../../src/chain/abi.js';
+import { makeChainClients } from '../../src/chain/clients.js';
 import { deployContracts, loadDeployment, saveDeployment, type Deployment } from '../../src/chain/deploy.js';
 import type { Env } from '../../src/config/env.js';
 import { rpcCall } from './probes.js';
@@ -10,6 +12,22 @@ import { rpcCall } from './probes.js';
 export const ANVIL_DEV_PRIVATE_KEY = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80' as const;
 export const ANVIL_DEV_ADDRESS = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266' as const;
 export const POOL_FUNDING = 1_000_000n * 10n ** 6n;
+
+/**
+ * Allows `key` to settle on our own anvil's contract (the owner is anvil's first dev account) and
+ * funds its gas; a key already allowed is only funded. Returns its address.
+ */
+export async function allowSettlerOnDevChain(o: { rpcUrl: string; chainId: number; settlement: string }, key: Hex, gasWei = 10n ** 21n): Promise<`0x${string}`> {
+  const address = privateKeyToAddress(key);
+  const owner = makeChainClients({ rpcUrl: o.rpcUrl, chainId: o.chainId, privateKey: ANVIL_DEV_PRIVATE_KEY });
+  const settlement = getAddress(o.settlement);
+  await rpcCall(o.rpcUrl, 'anvil_setBalance', [address, `0x${gasWei.toString(16)}`]);
+  if (await owner.publicClient.readContract({ address: settlement, abi: creditSettlementAbi, functionName: 'isSettler', args: [address] })) return address;
+  const hash = await owner.walletClient!.writeContract({ address: settlement, abi: creditSettlementAbi, functionName: 'setSettler', args: [address, true] });
+  const receipt = await owner.publicClient.waitForTransactionReceipt({ hash, timeout: 60_000 });
+  if (receipt.status !== 'success') throw new Error(`setSettler for ${address} reverted (${hash})`);
+  return address;
+}
 
 export interface ChainSetup {
   settlement: `0x${string}`;

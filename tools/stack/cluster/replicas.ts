@@ -1,13 +1,10 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { getAddress, type Address, type Hex } from 'viem';
-import { generatePrivateKey, privateKeyToAddress } from 'viem/accounts';
-import { creditSettlementAbi } from '../../../src/chain/abi.js';
-import { makeChainClients } from '../../../src/chain/clients.js';
+import type { Address, Hex } from 'viem';
+import { generatePrivateKey } from 'viem/accounts';
 import { projectRoot } from '../../../src/config/paths.js';
-import { ANVIL_DEV_PRIVATE_KEY } from '../deployment.js';
+import { allowSettlerOnDevChain } from '../deployment.js';
 import { processEntry } from '../entries.js';
-import { rpcCall } from '../probes.js';
 import { spawnManaged, waitForHttp, type ExitInfo, type ManagedProcess, type SpawnOptions } from '../processes.js';
 import type { StackHandle } from '../stack.js';
 
@@ -56,17 +53,7 @@ function secondSettlerKey(dataDir: string): Hex {
  */
 export async function authoriseSettler(stack: StackHandle, key: Hex): Promise<Address> {
   if (!stack.infra.ownsAnvil) throw new Error('a second settler is allowed on the contract by its owner: only done here on the stack\'s own anvil');
-  const address = privateKeyToAddress(key);
-  const rpcUrl = stack.urls.rpcUrl;
-  const owner = makeChainClients({ rpcUrl, chainId: stack.config.CHAIN_ID, privateKey: ANVIL_DEV_PRIVATE_KEY });
-  const settlement = getAddress(stack.chain.settlement);
-  const allowed = await owner.publicClient.readContract({ address: settlement, abi: creditSettlementAbi, functionName: 'isSettler', args: [address] });
-  await rpcCall(rpcUrl, 'anvil_setBalance', [address, `0x${(10n ** 21n).toString(16)}`]);
-  if (allowed) return address;
-  const hash = await owner.walletClient!.writeContract({ address: settlement, abi: creditSettlementAbi, functionName: 'setSettler', args: [address, true] });
-  const receipt = await owner.publicClient.waitForTransactionReceipt({ hash, timeout: 60_000 });
-  if (receipt.status !== 'success') throw new Error(`setSettler for ${address} reverted (${hash})`);
-  return address;
+  return allowSettlerOnDevChain({ rpcUrl: stack.urls.rpcUrl, chainId: stack.config.CHAIN_ID, settlement: stack.chain.settlement }, key);
 }
 
 /** Starts api-2 on `apiPort` and worker-2 with its own settler key; resolves once both are ready. */
