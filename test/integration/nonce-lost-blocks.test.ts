@@ -49,6 +49,7 @@ describe('chain: the nonce manager puts back what the node lost (real anvil)', f
   const snapshot = () => rpc<string>('evm_snapshot');
   const revert = async (id: string) => assert.equal(await rpc<boolean>('evm_revert', [id]), true);
   const receiptOf = (hash: Hash) => anvil.ctx.publicClient.getTransactionReceipt({ hash }).catch(() => null);
+  const minedReceipt = (hash: Hash) => anvil.ctx.publicClient.waitForTransactionReceipt({ hash, pollingInterval: 50, timeout: 10_000 });
 
   async function within<T>(ms: number, what: string, probe: () => Promise<T | null | undefined | false>): Promise<T> {
     const deadline = Date.now() + ms;
@@ -85,7 +86,7 @@ describe('chain: the nonce manager puts back what the node lost (real anvil)', f
       assert.equal(sent.kind, 'sent');
       hashes.push((sent as { txHash: Hash }).txHash);
     }
-    const before = await Promise.all(hashes.map(async (h) => (await receiptOf(h))!.blockNumber));
+    const before = await Promise.all(hashes.map(async (h) => (await minedReceipt(h)).blockNumber));
     // The fourth waits in the mempool when the node loses everything.
     await anvil.test.setAutomine(false);
     const fourth = await submitSettleBatch(ctx, batches[3]!.batchId, batches[3]!.items);
@@ -121,7 +122,7 @@ describe('chain: the nonce manager puts back what the node lost (real anvil)', f
     const batchId = randomUUID();
     const items = batchOf(2);
     const first = await submitSettleBatch(ctx, batchId, items);
-    assert.equal((await receiptOf((first as { txHash: Hash }).txHash))?.status, 'success');
+    assert.equal((await minedReceipt((first as { txHash: Hash }).txHash)).status, 'success');
     const again = await nonces.send({
       to: anvil.deployment.settlement,
       data: encodeFunctionData({ abi: creditSettlementAbi, functionName: 'settleBatch', args: buildSettleBatchArgs(batchId, items) }),
@@ -139,7 +140,7 @@ describe('chain: the nonce manager puts back what the node lost (real anvil)', f
     const batchId = randomUUID();
     const sent = await submitSettleBatch(ctx, batchId, batchOf(2));
     const hash = (sent as { txHash: Hash }).txHash;
-    const firstBlock = (await receiptOf(hash))!.blockNumber;
+    const firstBlock = (await minedReceipt(hash)).blockNumber;
     const states: string[] = [];
     const confirming = awaitBatchConfirmation(anvil.ctx, {
       batchId,
