@@ -47,6 +47,7 @@ function chainContext(env: Env, logger: Logger, metrics: WorkerMetrics): ChainCo
         metrics.chain.txReplaced.inc();
         logger.warn('stuck settler transaction replaced', { nonce: e.nonce, replaced: e.replaced, by: e.by, maxFeePerGas: e.maxFeePerGas.toString() });
       },
+      onResent: (e) => logger.warn('settler transactions the node had lost handed to it again', { nonces: e.nonces, transactions: e.hashes, filled: e.filled }),
       onError: (err) => logger.warn('settler nonce check failed', { error: err }),
     }),
     deployment: {

@@ -165,27 +165,39 @@ async function resendConfirmedMissingOnChain(deps: ShardDeps, report: ResyncRepo
       report.conflicts.push(...batchSetIds(set));
       continue;
     }
-    const block = await deps.chain.publicClient.getBlock({ blockNumber: receipt.blockNumber });
-    await recordBatch(c, { ...record, transaction: hash, blockNumber: receipt.blockNumber.toString(), confirmedAt: new Date(Number(block.timestamp) * 1000) });
+    // The nonce manager may have handed the node the lost transaction again meanwhile: then this
+    // one was a no-op, and the record names the one that paid.
+    const paid = (await findBatchSettlement(deps.chain, record._id)) ?? { txHash: hash, blockNumber: receipt.blockNumber };
+    const block = await deps.chain.publicClient.getBlock({ blockNumber: paid.blockNumber });
+    await recordBatch(c, { ...record, transaction: paid.txHash, blockNumber: paid.blockNumber.toString(), confirmedAt: new Date(Number(block.timestamp) * 1000) });
     await announceBatch(c, record.shard, record._id);
     report.resent.push(record._id);
-    log('resync: a CONFIRMED batch the chain copy lacked is sent again', { batchId: record._id, transaction: hash, payments: set.entries.length });
+    log('resync: a CONFIRMED batch the chain copy lacked is sent again', { batchId: record._id, transaction: paid.txHash, sent: hash, payments: set.entries.length });
   }
 }
 
 /**
- * A CONFIRMED batch the chain settled, but in another transaction than its record names: the block
- * that held the recorded one was lost (a node restarted on an older state, a reorg deeper than
- * CONFIRMATIONS) and the settler's nonce manager sent the batch again. The record, and so every
- * poll, follows the transaction that paid.
+ * A CONFIRMED batch the chain settled in another transaction or another block than its record
+ * names: the block that held the recorded one was lost (a node restarted on an older state, a
+ * reorg deeper than CONFIRMATIONS) and the settler's nonce manager handed the node the same
+ * transaction again (mined in a later block) or the batch was sent again. The record, and so
+ * every poll, follows the transaction that paid and its block.
  */
 async function followTheChain(deps: ShardDeps, record: BatchDoc, report: ResyncReport, log: Log): Promise<void> {
   const found = await findBatchSettlement(deps.chain, record._id);
-  if (!found || !record.transaction || found.txHash.toLowerCase() === record.transaction.toLowerCase()) return;
+  if (!found || !record.transaction) return;
+  const sameTransaction = found.txHash.toLowerCase() === record.transaction.toLowerCase();
+  if (sameTransaction && record.blockNumber === found.blockNumber.toString()) return;
   const block = await deps.chain.publicClient.getBlock({ blockNumber: found.blockNumber });
   await recordBatch(deps.store.c, { ...record, transaction: found.txHash, blockNumber: found.blockNumber.toString(), confirmedAt: new Date(Number(block.timestamp) * 1000) });
   await announceBatch(deps.store.c, record.shard, record._id);
   report.moved.push(record._id);
-  log('resync: a CONFIRMED batch is recorded with the transaction that paid it on chain', { batchId: record._id, recorded: record.transaction, onChain: found.txHash });
+  log(sameTransaction ? 'resync: a CONFIRMED batch is recorded in the block its transaction was mined again in' : 'resync: a CONFIRMED batch is recorded with the transaction that paid it on chain', {
+    batchId: record._id,
+    recorded: record.transaction,
+    onChain: found.txHash,
+    recordedBlock: record.blockNumber,
+    onChainBlock: found.blockNumber.toString(),
+  });
 }
 

@@ -230,6 +230,27 @@ describe('settlement: one set per batch, decided once and checked against the ch
       assert.equal((await findBatch(h.store.c, batchId))?.transaction?.toLowerCase(), paid.toLowerCase());
       await assertChainAgrees(h, w, gathered.paymentIds);
     });
+
+    it('moves a CONFIRMED record to the block its transaction was mined again in, when the node lost the first one (same hash)', async function () {
+      await writeResyncCheckpoint(h.store.c, await w.publicClient.getBlockNumber());
+      const shard = newShard(h);
+      await queueAccepted(h, 1);
+      const batchId = newId();
+      const gathered = await shard.gatherBatch({ ...GATHER, batchId }, heldStep(), 1);
+      const r = await settleGathered(shard, batchId, gathered);
+      assert.equal(r.status, 'confirmed');
+      const { transaction, blockNumber } = r as { transaction: string; blockNumber: string };
+      // As if the confirm step saw it in a block the node then lost, and the nonce manager's resend of the same bytes was mined later.
+      await h.store.c.batches.updateOne({ _id: batchId }, { $set: { blockNumber: String(BigInt(blockNumber) - 1n), confirmedAt: new Date(0) } });
+      const report = await resyncFromChain(h.deps, newShard(h), () => undefined);
+      assert.deepEqual(report.moved, [batchId]);
+      const record = await findBatch(h.store.c, batchId);
+      assert.equal(record?.transaction?.toLowerCase(), transaction.toLowerCase(), 'the same transaction');
+      assert.equal(record?.blockNumber, blockNumber, 'the block it is in on chain');
+      const block = await w.publicClient.getBlock({ blockNumber: BigInt(blockNumber) });
+      assert.equal(record?.confirmedAt?.getTime(), Number(block.timestamp) * 1000, "that block's time");
+      assert.deepEqual((await resyncFromChain(h.deps, newShard(h), () => undefined)).moved, [], 'a record that matches the chain stays');
+    });
   });
 });
 
