@@ -9,6 +9,7 @@ import { completeSignIn, openBrowser, signOnPage, type BrowserHandle, type Walle
 import { runNodeScript, type ScriptRun } from '../support/node-script.js';
 import { installAsReadmeSays, packAll, REPO } from '../support/packed-packages.js';
 import { readmeExamples, type ReadmeExamples } from '../support/readme-examples.js';
+import { settledEventsFor } from '../helpers/ledger.js';
 import { call, newMerchant, world, type TestMerchant, type World } from '../helpers/world.js';
 
 /**
@@ -29,6 +30,7 @@ describe('client packages: each installed alone from its tarball, its README exa
   let merchantUrl: string;
   let browser: BrowserHandle;
   let wp: WalletPage;
+  let agentEnv: Record<string, string>;
   const merchantProject = () => join(dir, 'merchant');
   const agentProject = () => join(dir, 'agent');
   const examples = (p: string): ReadmeExamples => readmeExamples(join(REPO, 'packages', p, 'README.md'));
@@ -53,7 +55,7 @@ describe('client packages: each installed alone from its tarball, its README exa
 
   it('x402-credit installs alone, without the agent client or the MCP SDK, and its merchant example answers 402', async function () {
     const ex = examples('x402-credit');
-    assert.deepEqual(Object.keys(ex.files).sort(), ['merchant.mjs', 'payment.mjs']);
+    assert.deepEqual(Object.keys(ex.files).sort(), ['mcp-server.mjs', 'merchant.mjs', 'payment.mjs']);
     await installAsReadmeSays(merchantProject(), ex.installs, tarballs);
     for (const absent of ['@credit-facilitator/agent-client', '@modelcontextprotocol/sdk']) {
       assert.ok(!existsSync(join(merchantProject(), 'node_modules', absent)), `a merchant does not install ${absent}`);
@@ -79,7 +81,7 @@ describe('client packages: each installed alone from its tarball, its README exa
   it('agent-client installs alone; its example signs in, onboards to ACTIVE (handle claimed) and pays the merchant example', async function () {
     assert.ok(merchant, 'the merchant example runs');
     const ex = examples('agent-client');
-    assert.deepEqual(Object.keys(ex.files).sort(), ['agent-fetch.mjs', 'agent.mjs']);
+    assert.deepEqual(Object.keys(ex.files).sort(), ['agent-fetch.mjs', 'agent-mcp.mjs', 'agent.mjs']);
     await installAsReadmeSays(agentProject(), ex.installs, tarballs);
     assert.ok(!existsSync(join(agentProject(), 'node_modules', '@credit-facilitator/x402-credit')), 'an agent does not install the merchant package');
     writeExamples(agentProject(), ex);
@@ -87,6 +89,7 @@ describe('client packages: each installed alone from its tarball, its README exa
     browser = await openBrowser();
     wp = await browser.newWalletPage(generatePrivateKey());
     const env = { MCP_URL: mcpUrl(w.cli.env), MERCHANT_URL: merchantUrl, REDIRECT_PORT: String(await freePort()) };
+    agentEnv = env;
     const first = await runAgent('agent.mjs', env);
     assert.equal(first.signIns, 1, 'the first run signs in once');
     assert.equal(first.signatures, 2, 'the borrower signs the facility and the key grant');
@@ -111,6 +114,32 @@ describe('client packages: each installed alone from its tarball, its README exa
     const viaFetch = await runAgent('agent-fetch.mjs', env);
     assert.equal(viaFetch.signIns, 0);
     assert.equal(viaFetch.last, '200 {"item":"atlas"} true');
+  });
+
+  it('paid MCP tools: the x402-credit MCP server example and the agent-client example paying it with the v2 client (extension binding) and the v1 client (tool-result binding), to CONFIRMED on chain; docs/agent-side.md shows the same code', async function () {
+    assert.ok(agentEnv, 'the agent example ran (its borrower is ACTIVE, its ./agent files saved)');
+    const docs = readmeExamples(join(REPO, 'docs', 'agent-side.md')).files;
+    assert.equal(docs['mcp-server.mjs'], examples('x402-credit').files['mcp-server.mjs'], 'docs/agent-side.md shows the README merchant example');
+    assert.equal(docs['agent-mcp.mjs'], examples('agent-client').files['agent-mcp.mjs'], 'docs/agent-side.md shows the README agent example');
+
+    const port = await freePort();
+    const server = runNodeScript(merchantProject(), 'mcp-server.mjs', { FACILITATOR_URL: w.baseUrl, MERCHANT_API_KEY: m.apiKey, MERCHANT_ID: m.merchantId, PAY_TO: m.payoutAddress, PORT: String(port) });
+    try {
+      await server.line(/^paid MCP server on /);
+      const run = await runAgent('agent-mcp.mjs', { ...agentEnv, TOOLS_URL: `http://127.0.0.1:${port}/mcp` });
+      assert.deepEqual([run.signIns, run.signatures], [0, 0], run.lines.join('\n'));
+      const paid = run.lines.slice(-2).map((l) => l.split(' '));
+      assert.deepEqual(paid.map((p) => [p[0], p[1], p.slice(3).join(' ')]), [['extension', 'CONFIRMED', 'sunny in Oslo'], ['tool-result', 'CONFIRMED', 'sunny in Bergen']], run.lines.join('\n'));
+      const ids = paid.map((p) => p[2]!);
+      for (const id of ids) {
+        const check = runNodeScript(merchantProject(), 'payment.mjs', { FACILITATOR_URL: w.baseUrl, MERCHANT_API_KEY: m.apiKey }, [id]);
+        assert.equal(await check.exited, 0, check.stderr());
+        assert.match(check.lines.at(-1) ?? '', /^CONFIRMED 250000 0x[0-9a-f]{64}$/);
+      }
+      assert.equal((await settledEventsFor(w, ids)).length, 2, 'each paid call has its PaymentSettled event on chain');
+    } finally {
+      server.stop();
+    }
   });
 
   /** Runs an agent example to its end, completing in Chromium each sign-in and signature it asks for. */

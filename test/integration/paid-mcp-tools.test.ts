@@ -5,7 +5,6 @@ import { CreditAgent } from '@credit-facilitator/agent-client/credit-agent';
 import { signPreparedPayment } from '@credit-facilitator/agent-client/voucher-signer';
 import { workloadKeyFromPrivate, type WorkloadKey } from '@credit-facilitator/agent-client/workload-key';
 import type { PaymentRequiredMessage } from '@credit-facilitator/agent-client/x402-messages';
-import type { ToolCaller } from '@credit-facilitator/agent-client/paid-mcp';
 import { BudgetExceededError } from '@credit-facilitator/agent-client/mcp-budget';
 import { PaymentDeclinedError } from '@credit-facilitator/agent-client/paid-mcp';
 import { SCOPES } from '@credit-facilitator/wire/onboarding';
@@ -14,6 +13,7 @@ import { mcpUrl } from '../../src/config/env.js';
 import { startPaidMcpServer, type PaidMcpServer } from '../../examples/paid-mcp-server/app.js';
 import type { CapturedPayment } from '../helpers/captures.js';
 import { mintBorrowerToken } from '../helpers/borrower-token.js';
+import { ADVERTISES_PAYMENT, rawCaller2026 } from '../helpers/mcp-2026-caller.js';
 import { assertLedgerAgrees } from '../helpers/ledger.js';
 import { onboardBorrower, type OnboardedBorrower } from '../helpers/onboarding.js';
 import { newMerchant, world, type TestMerchant, type World } from '../helpers/world.js';
@@ -171,29 +171,11 @@ describe('paid MCP tools: an agent pays the example paid MCP server on credit (x
 
   it('the extension binding at MCP 2026-07-28: payment_required for a client advertising org.x402/payment, then paid to CONFIRMED', async function () {
     this.timeout(180_000);
-    let id = 0;
-    const modern: ToolCaller = {
-      async callTool(params) {
-        const _meta = {
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientInfo': { name: 'paying-agent', version: '1' },
-          'io.modelcontextprotocol/clientCapabilities': {},
-          ...params._meta,
-        };
-        const res = await fetch(shop.url2026, {
-          method: 'POST',
-          headers: { accept: 'application/json, text/event-stream', 'content-type': 'application/json', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': params.name },
-          body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { ...params, _meta } }),
-        });
-        const json = (await res.json()) as { result?: Result; error?: unknown };
-        if (!json.result) throw new Error(`tools/call failed: ${JSON.stringify(json)}`);
-        return json.result;
-      },
-    };
-    const unpaid = (await modern.callTool({ name: 'forecast', arguments: { city: 'Pune' }, _meta: { 'io.modelcontextprotocol/clientCapabilities': { extensions: { 'org.x402/payment': {} } } } })) as Result;
+    const modern = rawCaller2026(shop.url2026);
+    const unpaid = await modern.callTool({ name: 'forecast', arguments: { city: 'Pune' }, _meta: ADVERTISES_PAYMENT });
     assert.equal(unpaid.resultType, 'payment_required');
     assert.equal(unpaid.paymentRequired.accepts[0].amount, FORECAST);
-    const plain = (await modern.callTool({ name: 'forecast', arguments: { city: 'Pune' } })) as Result;
+    const plain = await modern.callTool({ name: 'forecast', arguments: { city: 'Pune' } });
     assert.equal(plain.resultType, 'complete');
     assert.equal(plain.isError, true);
 
@@ -206,10 +188,49 @@ describe('paid MCP tools: an agent pays the example paid MCP server on credit (x
     captured(r.paymentId!, FORECAST);
   });
 
+  it('the extension binding refuses as the spec says: no payment, wrong amount, other payee, expired, replayed to another call each answer payment_required (fresh PaymentRequired, nothing charged, the tool does not run); a retried call replays its capture', async function () {
+    this.timeout(180_000);
+    const modern = rawCaller2026(shop.url2026);
+    const call = (city: string, payment?: unknown) => modern.callTool({ name: 'forecast', arguments: { city }, _meta: { ...ADVERTISES_PAYMENT, ...(payment ? { 'x402/payment': payment } : {}) } });
+    const refusedWith = (r: Result, reason: RegExp) => {
+      assert.equal(r.resultType, 'payment_required', JSON.stringify(r));
+      assert.equal(r.isError, undefined, 'not the tool-result binding');
+      // The v2 server SDK normalizes a content-less tools/call result to content: [] (no tool content either way).
+      assert.deepEqual(r.content ?? [], [], 'no tool content');
+      assert.match(String(r.paymentRequired.error), reason);
+      assert.equal(r.paymentRequired.accepts[0].amount, FORECAST, 'a fresh PaymentRequired at the real price');
+      assert.equal(r._meta?.['x402/payment-response'], undefined, 'refused before any capture');
+    };
+    const runs = shop.runs.forecast;
+    refusedWith(await call('Oslo'), /^Payment required to call forecast$/);
+
+    const cheap = await signedFor('forecast', { city: 'Oslo' }, (pr) => ({ ...pr, accepts: [{ ...pr.accepts[0]!, amount: '1000' }] }));
+    refusedWith(await call('Oslo', cheap.signed.paymentPayload), /^amount_mismatch/);
+    const elsewhere = await signedFor('forecast', { city: 'Oslo' }, (pr) => ({ ...pr, accepts: [{ ...pr.accepts[0]!, payTo: other.payoutAddress.toLowerCase(), extra: { ...pr.accepts[0]!.extra, merchantId: other.merchantId } }] }));
+    refusedWith(await call('Oslo', elsewhere.signed.paymentPayload), /^recipient_mismatch/);
+    const stale = await signedFor('forecast', { city: 'Oslo' });
+    const v = { ...stale.signed.voucher, issuedAt: stale.signed.voucher.issuedAt - 7200, expiresAt: stale.signed.voucher.issuedAt - 3600 };
+    refusedWith(await call('Oslo', { ...stale.signed.paymentPayload, payload: { voucher: v, signature: signVoucher(v, key.privateKey) } }), /^voucher_expired/);
+    for (const s of [cheap, elsewhere, stale]) assert.equal(await w.store.c.payments.countDocuments({ orderRef: s.signed.voucher.orderRef }), 0);
+    assert.equal(shop.runs.forecast, runs);
+
+    // Replayed: the same call again replays the capture (one payment); another call is refused.
+    const good = await signedFor('forecast', { city: 'Accra' });
+    const first = await call('Accra', good.signed.paymentPayload);
+    const again = await call('Accra', good.signed.paymentPayload);
+    assert.equal(first.resultType, 'complete');
+    assert.equal(again.resultType, 'complete', JSON.stringify(again));
+    const id = first._meta['x402/payment-response'].extra.paymentId;
+    assert.equal(again._meta['x402/payment-response'].extra.paymentId, id);
+    assert.equal(await w.store.c.payments.countDocuments({ orderRef: good.signed.voucher.orderRef }), 1);
+    captured(id, FORECAST);
+    refusedWith(await call('Quito', good.signed.paymentPayload), /^call_mismatch/);
+  });
+
   it('the ledger agrees: every paid call once, CONFIRMED with its PaymentSettled event, payout and debt equal the sums', async function () {
     this.timeout(180_000);
-    assert.equal(payments.length, 4);
-    assert.equal(new Set(payments.map((p) => p.paymentId)).size, 4);
+    assert.equal(payments.length, 5);
+    assert.equal(new Set(payments.map((p) => p.paymentId)).size, 5);
     await assertLedgerAgrees(w, payments);
   });
 });

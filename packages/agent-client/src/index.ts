@@ -9,5 +9,6 @@ export { CreditToolError } from './tool-types.js';
 export { parsePaymentRequiredHeader, parsePaymentResponseHeader, creditOffer } from './x402-messages.js';
 export { CreditSchemeClient, CreditSchemeClientError, type CreditSchemeClientOptions, type PreparingAgent } from './x402-scheme-client.js';
 export { PaidMcpClient, PaymentDeclinedError, type PaidMcpOptions, type PaidToolResult, type PaymentApproval, type ToolCaller, type ToolCallParams } from './paid-mcp.js';
+export { X402McpTransport, type McpTransportLike } from './mcp-payment-transport.js';
 export { McpBudget, BudgetExceededError, type McpBudgetLimits } from './mcp-budget.js';
-export { paymentRequiredOf, paymentResponseOf, PAYMENT_META_KEY, PAYMENT_RESPONSE_META_KEY, PAYMENT_EXTENSION } from './mcp-payment-messages.js';
+export { paymentBindingOf, paymentRequiredOf, paymentResponseOf, type PaymentBinding, PAYMENT_META_KEY, PAYMENT_RESPONSE_META_KEY, PAYMENT_EXTENSION } from './mcp-payment-messages.js';

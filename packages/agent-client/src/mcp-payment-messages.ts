@@ -40,6 +40,14 @@ export function paymentRequiredOf(result: unknown): PaymentRequiredMessage | nul
   return null;
 }
 
+/** Which of x402's bindings asked for payment: `resultType: "payment_required"` is the extension binding, an error result the tool-result binding. */
+export type PaymentBinding = 'extension' | 'tool-result';
+
+export function paymentBindingOf(result: unknown): PaymentBinding | null {
+  if (!paymentRequiredOf(result)) return null;
+  return record(result)?.resultType === 'payment_required' ? 'extension' : 'tool-result';
+}
+
 /** `result._meta["x402/payment-response"]`; null when absent or malformed. */
 export function paymentResponseOf(result: unknown): SettleResponseMessage | null {
   const parsed = SettleResponseSchema.safeParse(record(record(result)?._meta)?.[PAYMENT_RESPONSE_META_KEY]);

@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import type { PrepareX402Args } from './tool-types.js';
 import { McpBudget, type McpBudgetLimits } from './mcp-budget.js';
-import { PAYMENT_EXTENSION, PAYMENT_META_KEY, paymentRequiredOf, paymentResponseOf, toolErrorCodeOf } from './mcp-payment-messages.js';
+import { CALL_MARK_KEY, type X402McpTransport } from './mcp-payment-transport.js';
+import { PAYMENT_EXTENSION, PAYMENT_META_KEY, paymentBindingOf, paymentRequiredOf, type PaymentBinding, paymentResponseOf, toolErrorCodeOf } from './mcp-payment-messages.js';
 import { signPreparedPayment } from './voucher-signer.js';
 import { PaymentFlowError } from './x402-fetch.js';
 import { creditOffer, type PaymentRequiredMessage, type Requirements, type SettleResponseMessage } from './x402-messages.js';
@@ -37,9 +39,16 @@ export interface PaidMcpOptions {
   /** Asked before each payment; false declines it (PaymentDeclinedError). */
   approve?: (request: PaymentApproval) => boolean | Promise<boolean>;
   /**
-   * Advertise org.x402/payment in each request's client capabilities, so a 2026-07-28 server
-   * answers with the extension binding. Only for a transport that passes a `payment_required`
-   * result through (the v1 Client does; the v2 Client 2.4 refuses unknown result types).
+   * The X402McpTransport the client is connected through. On a 2026-07-28 connection it advertises
+   * org.x402/payment on this client's calls and hands their `payment_required` answers back (the
+   * stock v2 `Client` rejects that result type itself), so the server uses the extension binding.
+   * Without it, answers come in the tool-result binding.
+   */
+  transport?: Pick<X402McpTransport, 'takePaymentRequired' | 'forget'>;
+  /**
+   * For a `ToolCaller` that speaks 2026-07-28 itself and returns any result as it came (not an SDK
+   * `Client`; use `transport` for those): put org.x402/payment in each call's
+   * `_meta["io.modelcontextprotocol/clientCapabilities"]`.
    */
   advertiseExtension?: boolean;
   /** How long to keep re-sending the same payment while the server says settlement is pending or the facilitator busy. */
@@ -55,6 +64,8 @@ export interface PaidToolResult<R = Record<string, unknown>> {
   paymentResponse: SettleResponseMessage | null;
   /** The server's PaymentRequired, when it asked for one. */
   paymentRequired?: PaymentRequiredMessage;
+  /** The binding the server asked for payment in. */
+  binding?: PaymentBinding;
   paymentId?: string;
   voucherId?: string;
   orderRef?: string;
@@ -131,6 +142,7 @@ export class PaidMcpClient {
         paid: true,
         paymentResponse,
         paymentRequired: refusal ?? required,
+        binding: paymentBindingOf(first) ?? 'tool-result',
         ...(typeof paymentId === 'string' ? { paymentId } : {}),
         voucherId: signed.voucher.voucherId,
         orderRef: signed.voucher.orderRef,
@@ -153,7 +165,7 @@ export class PaidMcpClient {
     return result;
   }
 
-  #call(params: ToolCallParams, payment: unknown, rest: never[]): Promise<unknown> {
+  async #call(params: ToolCallParams, payment: unknown, rest: never[]): Promise<unknown> {
     const meta: Record<string, unknown> = { ...params._meta };
     if (payment !== undefined) meta[PAYMENT_META_KEY] = payment;
     if (this.#opts.advertiseExtension) {
@@ -161,6 +173,20 @@ export class PaidMcpClient {
       const caps = (meta[key] ?? {}) as { extensions?: Record<string, unknown> };
       meta[key] = { ...caps, extensions: { ...caps.extensions, [PAYMENT_EXTENSION]: {} } };
     }
-    return this.#client.callTool({ ...params, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) }, ...rest);
+    const transport = this.#opts.transport;
+    if (!transport) return this.#client.callTool({ ...params, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) }, ...rest);
+
+    // Marked, so the transport advertises the extension on it and keeps a payment_required answer.
+    const mark = randomUUID();
+    try {
+      return await this.#client.callTool({ ...params, _meta: { ...meta, [CALL_MARK_KEY]: mark } }, ...rest);
+    } catch (err) {
+      // The SDK refused the extension binding's result type; the transport saw the answer itself.
+      const answer = transport.takePaymentRequired(mark);
+      if (answer) return answer;
+      throw err;
+    } finally {
+      transport.forget(mark);
+    }
   }
 }

@@ -1,6 +1,6 @@
 /** `@credit-facilitator/x402-credit/mcp`: paid MCP tools on credit (x402's MCP transport), server side. */
 export { McpPaywall, type McpPaywallOptions, type PaidCall, type PaywallFacilitator, type RunAfter, type ToolPrice } from './mcp-paywall.js';
-export { registerPaidTool, type PaidToolConfig, type PaidToolHandler, type ToolRegistry } from './mcp-server-tools.js';
+export { advertisePaymentExtension, PAYMENT_EXTENSION_CAPABILITY, registerPaidTool, type PaidToolConfig, type PaidToolHandler, type ToolRegistry } from './mcp-server-tools.js';
 export { paymentRequiredResult, paidResult, errorResult, type McpToolResult } from './mcp-results.js';
 export {
   PAYMENT_EXTENSION,
