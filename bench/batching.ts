@@ -62,6 +62,7 @@ async function runPolicy(policy: Policy, log: (line: string) => void): Promise<P
       arrivals: 'poisson',
       pollEveryMs: 1000,
       longPollSeconds: LONG_POLL_SECONDS,
+      longPollShare: 1,
       maxInFlight: 2000,
       drainSeconds: DRAIN,
       historySample: 5,

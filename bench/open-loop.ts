@@ -51,6 +51,8 @@ export interface CaptureRecord {
   terminalSeenMs?: number;
   /** Seconds from the capture's 200 to the first poll answer that said CONFIRMED. */
   confirmSeconds?: number;
+  /** Its merchant long-polls (`Prefer: wait`) instead of a GET every pollEveryMs. */
+  longPoll?: boolean;
 }
 
 export interface OpenLoopOptions {
@@ -66,11 +68,14 @@ export interface OpenLoopOptions {
   arrivals?: readonly number[] | ArrivalKind;
   pollEveryMs?: number;
   /**
-   * Poll as the SDK's waitForSettlement does: `Prefer: wait=N` right after the capture answers and
-   * again at once after each non-terminal answer (docs/api.md, long poll). Unset: a plain GET every
-   * pollEveryMs.
+   * Merchants of two kinds: every other accepted payment is long-polled as the SDK's
+   * waitForSettlement does (`Prefer: wait=N` right after the capture answers and again at once after
+   * each non-terminal answer, docs/api.md), the others by a plain GET every pollEveryMs. Poll
+   * latencies come from the plain ones (a long poll's time is its wait). Unset: all plain.
    */
   longPollSeconds?: number;
+  /** The share of accepted payments long-polled when longPollSeconds is set: 1 (all) or 0.5 (every other, the default). */
+  longPollShare?: 1 | 0.5;
   /** Requests (captures and polls) the client keeps open at most. */
   maxInFlight?: number;
   /** After the window: how long to wait for answers and terminal statuses at most. */
@@ -127,8 +132,9 @@ export async function runOpenLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
   const windowMs = o.seconds * 1000;
   const arrivals = Array.isArray(o.arrivals) ? (o.arrivals as readonly number[]) : planArrivals(o.rate, o.seconds, (o.arrivals as ArrivalKind | undefined) ?? 'poisson');
   const pollEveryMs = o.pollEveryMs ?? 1000;
-  const longPoll = o.longPollSeconds !== undefined && o.longPollSeconds > 0;
-  const pollHeaders = (apiKey: string): Record<string, string> => (longPoll ? { authorization: `Bearer ${apiKey}`, prefer: `wait=${o.longPollSeconds}` } : { authorization: `Bearer ${apiKey}` });
+  const longPolls = o.longPollSeconds !== undefined && o.longPollSeconds > 0;
+  let acceptedSoFar = 0;
+  const pollHeaders = (rec: CaptureRecord, apiKey: string): Record<string, string> => (rec.longPoll ? { authorization: `Bearer ${apiKey}`, prefer: `wait=${o.longPollSeconds}` } : { authorization: `Bearer ${apiKey}` });
   const maxInFlight = o.maxInFlight ?? 2000;
   const drainMs = (o.drainSeconds ?? 15) * 1000;
   const http = o.http ?? new BenchHttp();
@@ -167,12 +173,12 @@ export async function runOpenLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
     rec.polls++;
     // A held long poll asks again at once; after an error, an answer not held (the API holds only
     // so many), or when polling plainly, once per pollEveryMs (as the SDK's waitForSettlement does).
-    const next = (pause = false) => later(longPoll && !pause ? 0 : started + pollEveryMs - now(), () => poll(rec, apiKey));
-    http.send(statusUrl(rec.paymentId as string), 'GET', pollHeaders(apiKey)).then(
+    const next = (pause = false) => later(rec.longPoll && !pause ? 0 : started + pollEveryMs - now(), () => poll(rec, apiKey));
+    http.send(statusUrl(rec.paymentId as string), 'GET', pollHeaders(rec, apiKey)).then(
       (ans) => {
         if (stopped) return;
         const at = now();
-        if (!longPoll) pollLatenciesMs.push(at - started); // a long poll's time is its wait, not the API's
+        if (!rec.longPoll) pollLatenciesMs.push(at - started); // a long poll's time is its wait, not the API's
         if (ans.status === 200) {
           const status = (JSON.parse(ans.body) as { status?: string }).status;
           if (status === 'CONFIRMED' || status === 'FAILED') {
@@ -187,7 +193,7 @@ export async function runOpenLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
           pollFailures[k] = (pollFailures[k] ?? 0) + 1;
           return next(true);
         }
-        next(longPoll && header(ans.headers, 'preference-applied') === null);
+        next(rec.longPoll === true && header(ans.headers, 'preference-applied') === null);
       },
       (err: Error) => {
         if (stopped) return;
@@ -231,7 +237,8 @@ export async function runOpenLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
             rec.paymentId = paymentId;
             rec.acceptedAtEpochMs = startEpochMs + at;
             pollingOpen++;
-            later(longPoll ? 0 : pollEveryMs, () => poll(rec, v.apiKey));
+            rec.longPoll = longPolls && (o.longPollShare === 1 || acceptedSoFar++ % 2 === 0);
+            later(rec.longPoll ? 0 : pollEveryMs, () => poll(rec, v.apiKey));
             return;
           }
           rec.outcome = 'error';

@@ -11,8 +11,8 @@
  * one-by-one createSpendIntent may take per level before bulk holds take over), BENCH_OUT (JSON path),
  * BENCH_KEEP_DATA=1 (keep the stack's temp dir), BENCH_BLOCK_TIME (seconds between anvil's blocks; 0, the
  * default, mines one per transaction; >0 writes docs/benchmarks-block-time.md), BENCH_NORMAL_SECONDS (window of each normal-load level:
- * 0.5x and 0.8x the peak's settled/s, run after the sweep), BENCH_LONG_POLL (seconds of `Prefer: wait` the
- * normal-load levels' merchants long-poll with, 30 by default; 0 polls once a second), TEMPORAL_TOPOLOGY=cluster (the stack on the
+ * 0.5x and 0.8x the peak's settled/s, run after the sweep), BENCH_LONG_POLL (seconds of `Prefer: wait` every
+ * other merchant of the normal-load levels long-polls with, 30 by default; 0: all poll once a second), TEMPORAL_TOPOLOGY=cluster (the stack on the
  * cluster topology, tools/stack/cluster; written to docs/benchmarks-cluster.md instead).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -54,7 +54,10 @@ const NORMAL_SECONDS = envNum('BENCH_NORMAL_SECONDS', QUICK ? 10 : SECONDS);
 /** Quick mode must end within 6 minutes with the build: past this many seconds of the run, the preload stops early. */
 const QUICK_LIMIT_SECONDS = envNum('BENCH_QUICK_LIMIT_SECONDS', 320);
 const POLL_EVERY_MS = 1000;
-/** The normal-load levels poll as the SDK's waitForSettlement does (a long poll); 0: once a second like the sweep. */
+/**
+ * In the normal-load levels every other merchant long-polls as the SDK's waitForSettlement does (their
+ * CONFIRMED is the level's), the others poll once a second (the poll latencies); 0: all once a second.
+ */
 const NORMAL_LONG_POLL_SECONDS = envNum('BENCH_LONG_POLL', 30);
 const AMOUNT = '1000';
 const ON_CLUSTER = process.env.TEMPORAL_TOPOLOGY === 'cluster';
@@ -127,6 +130,7 @@ async function main() {
     const normal = await runNormalLevels(normalSettings, peak, levels.flatMap((l) => l.openPaymentIds), {
       seconds: NORMAL_SECONDS,
       backlogWaitSeconds: QUICK ? 10 : 30,
+      quietWaitSeconds: QUICK ? 20 : 60,
       log: (line) => console.log(line),
     });
     const normalLevels = [normal.half?.level, normal.eighty?.level].filter((l): l is LevelFigures => l !== undefined);
