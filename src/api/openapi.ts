@@ -331,14 +331,14 @@ export function openApiDocument(env: Env) {
           operationId: 'getPayment',
           summary: 'Status poll by receipt.paymentId (permission x402:settle:read); another merchant\'s payment is 404',
           description:
-            'With `Prefer: wait=N` (RFC 7240) the poll is a long poll: the answer is held until the status differs from the one the payment had when the request arrived, or N seconds pass, and carries `Preference-Applied: wait=N`. A final status (CONFIRMED, FAILED, VOIDED) answers at once. An answer that was not held (no or a malformed `wait`, or the API process already holds PAYMENT_WAIT_MAX_WAITERS polls) has no `Preference-Applied` and, while the payment still moves, a `Retry-After`.',
+            'With `Prefer: wait=N` (RFC 7240) the poll is a long poll: the answer is held until the payment is final (CONFIRMED, FAILED, VOIDED), through every step it takes meanwhile, or N seconds pass (the status then), and carries `Preference-Applied: wait=N`. A final status (CONFIRMED, FAILED, VOIDED) answers at once. An answer that was not held (no or a malformed `wait`, or the API process already holds PAYMENT_WAIT_MAX_WAITERS polls) has no `Preference-Applied` and, while the payment still moves, a `Retry-After`.',
           parameters: [
             { name: 'paymentId', in: 'path', required: true, schema: { type: 'string' } },
             {
               name: 'Prefer',
               in: 'header',
               required: false,
-              description: '`wait=N`: hold the answer up to N seconds (whole seconds; above 30 is taken as 30) until the status changes. A malformed value is ignored (a plain poll), as are other preferences.',
+              description: '`wait=N`: hold the answer up to N seconds (whole seconds; above 30 is taken as 30) until the payment is final. A malformed value is ignored (a plain poll), as are other preferences.',
               schema: { type: 'string', examples: ['wait=25'] },
             },
           ],

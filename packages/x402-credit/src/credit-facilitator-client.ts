@@ -229,7 +229,7 @@ export class CreditFacilitatorClient implements FacilitatorClient {
   /**
    * Waits until a captured payment is CONFIRMED, FAILED or VOIDED, or confirmTimeoutMs passes; the
    * last receipt seen. Each status request is a long poll (`Prefer: wait=N`): the facilitator holds
-   * it until the status changes, so a payment costs a request per status change, not one per
+   * it until the payment is final (or the wait ends), so a payment costs a request or two, not one per
    * interval. An answer without `Preference-Applied` was not held (a facilitator without long
    * polls, or one already holding all it takes): the next request waits pollIntervalMs, or the
    * answer's Retry-After when that is longer.

@@ -19,10 +19,11 @@ function abortOnClose(ctx: Context): AbortSignal {
 
 /**
  * GET /facilitator/payments/{paymentId}. With `Prefer: wait=N` (at most 30 s) the answer is held
- * until the payment's status differs from the one it had when the request arrived, or N seconds
- * pass, and says `Preference-Applied: wait=N`; a final status answers at once. Past the process's
- * waiter bound the poll is answered at once without Preference-Applied, as a plain one. An answer
- * the caller was not held for carries Retry-After while the payment still moves.
+ * until the payment is final (CONFIRMED, FAILED, VOIDED), or N seconds pass (the status then, e.g.
+ * SUBMITTED), and says `Preference-Applied: wait=N`: a merchant waiting for CONFIRMED sends one
+ * request, however many steps the payment takes meanwhile. A final status answers at once. Past the
+ * process's waiter bound the poll is answered at once without Preference-Applied, as a plain one.
+ * An answer the caller was not held for carries Retry-After while the payment still moves.
  */
 export function paymentPoll(deps: ApiDeps, waiters: PaymentStatusWaiters) {
   return async (ctx: Context) => {
@@ -37,10 +38,15 @@ export function paymentPoll(deps: ApiDeps, waiters: PaymentStatusWaiters) {
       else {
         const abort = abortOnClose(ctx);
         const current = () => paymentStatus(deps, merchantId, receipt.paymentId);
-        const waiting = waiters.wait({ paymentId: receipt.paymentId, from: receipt.status, waitMs: waitSeconds * 1000, current, abort });
+        const deadline = Date.now() + waitSeconds * 1000;
         const m = deps.metrics?.api;
-        if (!waiting) m?.paymentLongPollsOverLimit.inc();
-        else {
+        // Each step (QUEUED -> SUBMITTED -> CONFIRMED) ends one wait; the next starts from it while time is left.
+        for (;;) {
+          const waiting = waiters.wait({ paymentId: receipt.paymentId, from: receipt.status, waitMs: Math.max(0, deadline - Date.now()), current, abort });
+          if (!waiting) {
+            if (!held) m?.paymentLongPollsOverLimit.inc();
+            break;
+          }
           held = true;
           m?.paymentLongPolls.inc();
           const changed = await waiting.finally(() => m?.paymentLongPolls.dec());
@@ -48,7 +54,12 @@ export function paymentPoll(deps: ApiDeps, waiters: PaymentStatusWaiters) {
             ctx.body = receipt; // nobody reads it: no further store read
             return;
           }
-          receipt = changed ?? (await current());
+          if (!changed) {
+            receipt = await current(); // the wait ended (or the process stops): the status now
+            break;
+          }
+          receipt = changed;
+          if (isTerminal(receipt.status) || Date.now() >= deadline) break;
         }
       }
     }
