@@ -28,19 +28,23 @@ export function jsonDepth(text: string): number {
   return max;
 }
 
-/** Reads a JSON request body: 415 unless application/json, 413 past the limit, 400 when unparsable, too deep or out of range. */
-export async function readJsonBody(ctx: Context): Promise<unknown> {
-  if (!ctx.is('application/json')) throw ApiError.unsupportedMediaType();
-  const declared = Number(ctx.get('content-length') || '0');
-  if (declared > MAX_BODY_BYTES) throw ApiError.payloadTooLarge(MAX_BODY_BYTES);
+/** The request body as UTF-8 text: 413 when the declared length or the bytes read pass maxBytes (read no further). */
+export async function readBodyText(ctx: Context, maxBytes: number): Promise<string> {
+  if (Number(ctx.get('content-length') || '0') > maxBytes) throw ApiError.payloadTooLarge(maxBytes);
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of ctx.req) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw ApiError.payloadTooLarge(MAX_BODY_BYTES);
+    if (size > maxBytes) throw ApiError.payloadTooLarge(maxBytes);
     chunks.push(chunk as Buffer);
   }
-  const text = Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Reads a JSON request body: 415 unless application/json, 413 past the limit, 400 when unparsable, too deep or out of range. */
+export async function readJsonBody(ctx: Context): Promise<unknown> {
+  if (!ctx.is('application/json')) throw ApiError.unsupportedMediaType();
+  const text = await readBodyText(ctx, MAX_BODY_BYTES);
   // Depth first: parsing is iterative, but what reads the result (canonical JSON, BSON) recurses.
   if (jsonDepth(text) > MAX_JSON_DEPTH) throw ApiError.invalidRequest([{ path: '', message: TOO_DEEP }], TOO_DEEP);
   let infinite = false;
