@@ -3,7 +3,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { paymentsReconcile } from '../../tools/cli/payment-commands.js';
 import { startReplicas, type Replicas } from '../../tools/stack/cluster/replicas.js';
 import { supervisedWithReplicas } from '../../tools/stack/cluster/supervised.js';
-import { CLUSTER_HISTORY_SHARDS } from '../../tools/stack/cluster/temporal-config.js';
+import { CLUSTER_HISTORY_SHARDS, TEMPORAL_DATABASES } from '../../tools/stack/cluster/temporal-config.js';
+import { POSTGRES_UNUSED_VISIBILITY_INDEXES } from '../../tools/stack/cluster/visibility-indexes.js';
+import { psqlAt } from '../helpers/psql.js';
 import { ensureTemporalServer } from '../../tools/stack/cluster/temporal-server-build.js';
 import { freePort } from '../../tools/stack/processes.js';
 import { StackSupervisor } from '../../tools/stack/supervisor.js';
@@ -116,6 +118,22 @@ if (!enabled) {
       assert.equal(out.chainRefunds, 1);
       assert.equal((await pollUntil(w, p.merchant, target.paymentId, 'CONFIRMED')).status, 'CONFIRMED');
       assert.ok(stack.parts().every((part) => part.running), 'nothing died on the way');
+    });
+
+    it('PostgreSQL: the store finds a document by an index, not a scan of its table, and Temporal keeps only the visibility indexes it queries', async function () {
+      const { stack } = env();
+      const cluster = stack.infra.cluster!;
+      const store = psqlAt(cluster.ferretdbPostgresUrl);
+      const payments = (await store(`SELECT n.nspname || '.' || c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind = 'r' AND c.relname LIKE 'payments\\_%' ESCAPE '\\'`)).trim();
+      assert.match(payments, /^\w+\.payments_[0-9a-f]+$/, 'the payments collection has its table');
+      // FerretDB filters as `_jsonb -> $1 @> $2`; with scans priced out, only a usable index changes the plan.
+      const plan = await store(`SET enable_seqscan = off; EXPLAIN SELECT _jsonb FROM ${payments} WHERE _jsonb -> '_id' @> '"p-1"'`);
+      assert.match(plan, /Index Scan on \w+__id__\w+_gin/, plan);
+      assert.doesNotMatch(plan, /Seq Scan/, plan);
+      const visibility = psqlAt(cluster.ferretdbPostgresUrl, TEMPORAL_DATABASES.visibility);
+      const indexes = (await visibility(`SELECT indexname FROM pg_indexes WHERE tablename = 'executions_visibility'`)).trim().split('\n');
+      for (const dropped of POSTGRES_UNUSED_VISIBILITY_INDEXES) assert.ok(!indexes.includes(dropped), `${dropped} dropped`);
+      for (const kept of ['default_idx', 'by_workflow_type', 'by_status', 'by_keyword_01', 'by_keyword_05']) assert.ok(indexes.includes(kept), `${kept} kept`);
     });
 
     it('kills the history service, then the matching service, mid-load: every payment settled exactly once', async function () {

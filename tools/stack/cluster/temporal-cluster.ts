@@ -4,8 +4,9 @@ import { embeddedGoEnv, LOCALHOST } from '../args.js';
 import { freePort, portOpen, waitForPort, waitUntil, type ManagedProcess, type SpawnOptions } from '../processes.js';
 import { temporalReady } from '../probes.js';
 import { ensureNamespaceWithCli } from './namespace.js';
-import { ensurePostgresInitialised, postgresLayout, postgresSpec, postgresUrl, readPostgresPassword } from './postgres.js';
+import { ensurePostgresInitialised, postgresLayout, postgresSpec, postgresUrl, readPostgresPassword, FERRETDB_SESSION } from './postgres.js';
 import { FERRETDB_DATABASE, setUpTemporalSchema } from './schema.js';
+import { trimPostgresVisibilityIndexes } from './visibility-indexes.js';
 import { CLUSTER_HISTORY_SHARDS, TEMPORAL_SERVICES, temporalClusterConfig, temporalClusterDynamicConfig, type ServicePorts, type TemporalService } from './temporal-config.js';
 import type { TemporalServerBinaries } from './temporal-server-build.js';
 
@@ -74,6 +75,8 @@ export async function startTemporalCluster(o: TemporalClusterOptions): Promise<T
     () => setUpTemporalSchema(sqlTarget, clusterDir, o.log).then(() => true, (err: Error) => (/starting up|connection refused|shutting down/i.test(err.message) ? false : Promise.reject(err))),
     { what: 'the Temporal schema on PostgreSQL', proc: postgres, timeoutMs: o.timeoutMs, intervalMs: 500, signal: o.signal },
   );
+  const dropped = await trimPostgresVisibilityIndexes(sqlTarget);
+  if (dropped > 0) o.log(`postgres: dropped ${dropped} visibility indexes nothing here queries (tools/stack/cluster/visibility-indexes.ts)`);
 
   const ports = {} as Record<TemporalService, ServicePorts>;
   for (const s of TEMPORAL_SERVICES) {
@@ -124,7 +127,7 @@ export async function startTemporalCluster(o: TemporalClusterOptions): Promise<T
   return {
     temporalAddress,
     postgresPort,
-    ferretdbPostgresUrl: postgresUrl(postgresPort, password, FERRETDB_DATABASE),
+    ferretdbPostgresUrl: postgresUrl(postgresPort, password, FERRETDB_DATABASE, FERRETDB_SESSION),
     partNames: [...specs.keys()],
     async restart(name, restart = {}) {
       const entry = specs.get(name);
