@@ -60,6 +60,7 @@ function levelGrid(levels: readonly LevelFigures[]): Grid {
       row('store commands per payment', (l) => (l.storeCommandsPerPayment === null ? 'n/a' : num(l.storeCommandsPerPayment))),
       row('shard round, mean ms: gather / submit / confirm / end / notify (beside the next batch)', shardRound),
       row('batch end, mean ms: holds / ledger / other steps', endSteps),
+      row('shard workflow tasks: count, mean wait to start / run ms', shardWorkflowTasks),
       row('gas per payment (product batches)', (l) => (Number.isFinite(l.gas.gasPerPayment) ? `${gas(l.gas.gasPerPayment)} (${l.gas.batches} tx)` : 'n/a')),
       row('vouchers: mcp / intent / bulk', (l) => `${l.vouchers.counts.mcp} / ${l.vouchers.counts.intent} / ${l.vouchers.counts.bulk}`),
     ],
@@ -71,6 +72,11 @@ function shardRound(l: LevelFigures): string {
   if (!a) return 'n/a';
   const ms = (type: string) => (a[type] ? num(a[type].runMs, 0) : '-');
   return ['gatherBatch', 'submitShardBatch', 'confirmShardBatch', 'endShardBatch', 'notifyShardBatch'].map(ms).join(' / ');
+}
+
+function shardWorkflowTasks(l: LevelFigures): string {
+  const t = l.shardRounds?.activities['workflow task'];
+  return t ? `${t.count}, ${num(t.waitMs, 0)} / ${num(t.runMs, 0)}` : 'n/a';
 }
 
 function endSteps(l: LevelFigures): string {

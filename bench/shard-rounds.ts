@@ -1,6 +1,6 @@
 /**
  * Where a settlement shard's round goes, read from the shard workflows' histories after a level:
- * for each activity, how long it waited to start and how long it ran (a loaded shard's rounds
+ * for each activity and for the shard's workflow tasks, how long it waited to start and how long it ran (a loaded shard's rounds
  * follow each other, so these durations bound how many payments it settles per second), and when
  * each batch's confirmation was recorded, to the millisecond.
  */
@@ -34,6 +34,8 @@ export interface ShardHistories {
 }
 
 const CONFIRM_ACTIVITY = 'confirmShardBatch';
+/** The shard's own workflow tasks, reported beside its activities: a round has one after each step. */
+const WORKFLOW_TASK = 'workflow task';
 
 export async function readShardHistories(client: Client, since: Date, until: Date): Promise<ShardHistories> {
   const runs: { workflowId: string; runId: string }[] = [];
@@ -41,6 +43,14 @@ export async function readShardHistories(client: Client, since: Date, until: Dat
   for await (const info of client.workflow.list({ query })) runs.push({ workflowId: info.workflowId, runId: info.runId });
   const sums = new Map<string, { count: number; wait: number; run: number; max: number }>();
   const confirmedAtMs = new Map<string, number>();
+  const add = (type: string, waitMs: number, runMs: number) => {
+    const sum = sums.get(type) ?? { count: 0, wait: 0, run: 0, max: 0 };
+    sum.count += 1;
+    sum.wait += waitMs;
+    sum.run += runMs;
+    sum.max = Math.max(sum.max, runMs);
+    sums.set(type, sum);
+  };
   await mapPool(runs, 4, async (r) => {
     const history = await client.workflow.getHandle(r.workflowId, r.runId).fetchHistory();
     const scheduled = new Map<string, { type: string; at: number; batchId: string | null }>();
@@ -52,6 +62,15 @@ export async function readShardHistories(client: Client, since: Date, until: Dat
         const a = e.activityTaskScheduledEventAttributes;
         const type = a.activityType?.name ?? '?';
         scheduled.set(id, { type, at, batchId: type === CONFIRM_ACTIVITY ? stringField(a.input?.payloads?.[0], 'batchId') : null });
+      } else if (e.workflowTaskScheduledEventAttributes) {
+        scheduled.set(id, { type: WORKFLOW_TASK, at, batchId: null });
+      } else if (e.workflowTaskStartedEventAttributes) {
+        started.set(String(e.workflowTaskStartedEventAttributes.scheduledEventId), at);
+      } else if (e.workflowTaskCompletedEventAttributes) {
+        const done = e.workflowTaskCompletedEventAttributes;
+        const s = scheduled.get(String(done.scheduledEventId));
+        const st = started.get(String(done.scheduledEventId));
+        if (s && st !== undefined && s.at >= since.getTime() && at <= until.getTime()) add(s.type, st - s.at, at - st);
       } else if (e.activityTaskStartedEventAttributes) {
         started.set(String(e.activityTaskStartedEventAttributes.scheduledEventId), at);
       } else if (e.activityTaskCompletedEventAttributes) {
@@ -64,12 +83,7 @@ export async function readShardHistories(client: Client, since: Date, until: Dat
           if (earlier === undefined || at < earlier) confirmedAtMs.set(s.batchId, at);
         }
         if (!s || st === undefined || s.at < since.getTime() || at > until.getTime()) continue;
-        const sum = sums.get(s.type) ?? { count: 0, wait: 0, run: 0, max: 0 };
-        sum.count += 1;
-        sum.wait += st - s.at;
-        sum.run += at - st;
-        sum.max = Math.max(sum.max, at - st);
-        sums.set(s.type, sum);
+        add(s.type, st - s.at, at - st);
       }
     }
   });

@@ -1,4 +1,4 @@
-import { allHandlersFinished, condition, continueAsNew, log, patched, proxyActivities, proxyLocalActivities, setHandler, sleep, uuid4, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, log, makeContinueAsNewFunc, patched, proxyActivities, proxyLocalActivities, setHandler, sleep, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { ShardActivities } from '../activities/settlement-shard.js';
 import type { SettlementActivities } from '../activities/legacy/settlement.js';
 import type { BatchOutcome } from '../src/domain/payment.js';
@@ -22,6 +22,8 @@ const ROUNDS_PER_RUN = 200;
 const RANDOM_BATCH_IDS = 'shard-random-batch-ids';
 /** A batch end's signals go out in their own activity beside the next batch (runs from before it notify inside endShardBatch). */
 const NOTIFY_SEPARATELY = 'shard-notify-separately';
+/** A shard continues as new on the settlement task queue (SETTLEMENT_TASK_QUEUE) when the worker names one. */
+const OWN_TASK_QUEUE = 'shard-own-task-queue';
 
 /** Set by the resumeShard signal: an operator asks a halted shard to check its batch again. */
 interface Halt {
@@ -47,7 +49,7 @@ export async function settlementShardWorkflow(input: SettlementShardInput): Prom
   setHandler(resumeShardSignal, () => {
     halt.resume = true;
   });
-  const { maxAttempts, shards } = await acts.batcherSettings();
+  const { maxAttempts, shards, taskQueue } = await acts.batcherSettings();
   const notifying: Notifying = { done: undefined };
 
   for (let round = 0; round < ROUNDS_PER_RUN && !workflowInfo().continueAsNewSuggested; round++) {
@@ -59,7 +61,11 @@ export async function settlementShardWorkflow(input: SettlementShardInput): Prom
 
   await notifying.done;
   await condition(allHandlersFinished);
-  await continueAsNew<typeof settlementShardWorkflow>({ shard, shards, batchesSettled: state.batchesSettled, paymentsSettled: state.paymentsSettled });
+  const next = { shard, shards, batchesSettled: state.batchesSettled, paymentsSettled: state.paymentsSettled };
+  if (taskQueue && taskQueue !== workflowInfo().taskQueue && patched(OWN_TASK_QUEUE)) {
+    await makeContinueAsNewFunc<typeof settlementShardWorkflow>({ taskQueue })(next);
+  }
+  await continueAsNew<typeof settlementShardWorkflow>(next);
 }
 
 interface Batch {

@@ -19,9 +19,9 @@ export function createSettlementActivities(deps: SettlementActivityDeps) {
   // worker restart, which only costs one latency sample.
   const inFlight = new Map<string, { sentAt: number; payments: number }>();
   return {
-    async batcherSettings(): Promise<{ maxPayments: number; maxWaitMs: number; maxAttempts: number; shards: number }> {
-      const { maxPayments, maxWaitMs, maxAttempts } = deps.settings;
-      return { maxPayments, maxWaitMs, maxAttempts, shards: deps.shards ?? 1 };
+    async batcherSettings(): Promise<{ maxPayments: number; maxWaitMs: number; maxAttempts: number; shards: number; taskQueue?: string }> {
+      const { maxPayments, maxWaitMs, maxAttempts, taskQueue } = deps.settings;
+      return { maxPayments, maxWaitMs, maxAttempts, shards: deps.shards ?? 1, ...(taskQueue ? { taskQueue } : {}) };
     },
 
     /** Binds the payments to batchId in the store, then broadcasts one settleBatch transaction. */

@@ -73,6 +73,11 @@ export const EnvSchema = z.object({
   TEMPORAL_ADDRESS: z.string().default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_TASK_QUEUE: z.string().default('credit-facilitator'),
+  /**
+   * The settlement shards' own task queue, served by a second worker of every worker process (its
+   * own workflow thread and slots): a shard's workflow tasks do not wait behind the payments' bursts.
+   */
+  SETTLEMENT_TASK_QUEUE: z.string().default('credit-facilitator-settlement'),
   TEMPORAL_UI_PORT: intFromEnv(8233, 1),
   TEMPORAL_CLI_PATH: optionalString,
   /** A promtool to run the alert rules' checks with (npm test); unset: promtool on PATH, else built once into the tools cache. */

@@ -15,6 +15,8 @@ export interface SettlementSettings {
   shardPollMs: number;
   /** How long a batch end spreads its payment-workflow signals over (notify-payments.ts). */
   notifySpreadMs?: number;
+  /** SETTLEMENT_TASK_QUEUE: where the shard workflows run (they move there when they continue as new). */
+  taskQueue?: string;
 }
 
 /** What settling on chain uses: the store, the settler's chain context, the settings, metrics. */

@@ -18,8 +18,8 @@ describe('worker start-up: the settler key check', function () {
   it('says at start when the contract does not allow its key, and not when it does', async () => {
     const stack = await getStack();
     const key = generatePrivateKey();
-    // Its own task queue: this worker must not pick up the shared stack's settlement work.
-    const worker = await startExtraWorker('worker-unallowed', key, { stack, extraEnv: { TEMPORAL_TASK_QUEUE: `settler-check-${Date.now()}` } });
+    // Task queues of its own: this worker must not pick up the shared stack's settlement work.
+    const worker = await startExtraWorker('worker-unallowed', key, { stack, extraEnv: { TEMPORAL_TASK_QUEUE: `settler-check-${Date.now()}`, SETTLEMENT_TASK_QUEUE: `settler-check-settlement-${Date.now()}` } });
     try {
       const deadline = Date.now() + 20_000;
       while (!logOf(stack.dataDir, 'worker-unallowed').includes(NOT_ALLOWED)) {
