@@ -20,7 +20,6 @@ import type { AcceptedCaptures } from './accepted-captures.js';
 import { confirmOnChain } from './confirm-batch.js';
 import { finishVoid } from './finish-void.js';
 import { notifyPayments } from './notify-payments.js';
-import { NotifyPace } from './notify-pace.js';
 import { outcomeEvents } from './outcome-events.js';
 import { finalReceipt } from './receipt.js';
 import type { ConfirmationResult, SettlementDeps } from './settings.js';
@@ -75,7 +74,6 @@ export function createShardSettlement(deps: ShardDeps) {
     }
   };
   const boards: AnnouncedBoards = new Map();
-  const pace = new NotifyPace(deps.settings.notifySpreadMs ?? 0);
 
   // Every step reports its shard's queue length (at most once a second per shard and process), so
   // admission's backlog bound holds while a batch is submitted, confirmed or ended, not only while
@@ -342,19 +340,18 @@ export function createShardSettlement(deps: ShardDeps) {
       await timed('dequeue', () => removeFromQueues(c, ref.queues, ref.paymentIds));
       deps.accepted.forget(ref.paymentIds);
       if (ref.notify !== 'separately') items.delete(ref.batchId);
-      else pace.ended(ref.batchId, Date.now());
       if (o.status === 'FAILED') deps.metrics?.workflowFailures.inc({ kind: 'payment' }, entries.length);
     },
 
     /**
-     * Tells each payment workflow of an ended batch its outcome (see notifyPayments), spread over the
-     * shard's own round, at most SETTLEMENT_NOTIFY_SPREAD_MS (NotifyPace). The shard runs it beside
-     * its next batch, so the spread smooths the workflow tasks without lengthening the shard's round. After a worker restart the entries,
+     * Tells each payment workflow of an ended batch its outcome (see notifyPayments), spread over
+     * SETTLEMENT_NOTIFY_SPREAD_MS. The shard runs it beside its next batch, so the spread smooths the
+     * workflow tasks without lengthening the shard's round. After a worker restart the entries,
      * already out of the queues, are read from the payments.
      */
     async notifyBatch(ref: ShardBatchRef & { outcome: BatchOutcome }): Promise<void> {
       const entries = await batchItems(ref);
-      await notifyPayments(deps.temporal, deps.taskQueue, entries, ref.outcome, { spreadMs: pace.spreadMs(ref.shard, ref.batchId, Date.now()) });
+      await notifyPayments(deps.temporal, deps.taskQueue, entries, ref.outcome, { spreadMs: deps.settings.notifySpreadMs ?? 0 });
       items.delete(ref.batchId);
     },
   };
