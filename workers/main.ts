@@ -146,7 +146,7 @@ async function main() {
   const workerOn = (taskQueue: string) => Worker.create({ connection, namespace: env.TEMPORAL_NAMESPACE, taskQueue, ...tracedWorkerOptions(tracing), activities });
   const worker = await workerOn(env.TEMPORAL_TASK_QUEUE);
   // The shards on a queue of their own: their workflow tasks (one after each step of a round) ran on
-  // the same workflow thread as every payment's, and at 0.8x of peak waited 160 ms each behind them.
+  // the same workflow thread as every payment's, and at 0.8x of peak waited 133-163 ms each behind them.
   const settlementWorker = await workerOn(env.SETTLEMENT_TASK_QUEUE);
 
   // The legacy single batcher is started only by payments captured before settlement shards.
