@@ -12,6 +12,7 @@ import type { OnboardedBorrower } from '../tools/harness/onboarding.js';
 import type { World } from '../tools/harness/world.js';
 import { withBatchOutcomes } from '../src/store/payment-outcomes.js';
 import { findPayments } from '../src/store/payments.js';
+import type { PipelineQuiet } from './ceilings.js';
 import { mapPool } from './stats.js';
 
 export interface PreloadResult {
@@ -23,6 +24,8 @@ export interface PreloadResult {
   note: string;
   /** Payments still on their way when the re-run started (after a bounded wait), and the wait. */
   backlogBefore?: { left: number; waitedSeconds: number };
+  /** Payment workflows still running when the re-runs started (after a bounded wait), and the wait. */
+  quietBefore?: PipelineQuiet;
 }
 
 const CHUNK = 1000;

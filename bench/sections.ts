@@ -157,7 +157,12 @@ function growthSection(s: BenchSummary, preload: PreloadResult | null, empty: Le
         {
           metric: `capture p50 / p99 ms at ${num(half.empty.offeredPerSec)}/s offered (0.5x peak): empty -> loaded`,
           measured: `${num(half.empty.captureMs.p50)} / ${num(half.empty.captureMs.p99)} -> ${num(half.level.captureMs.p50)} / ${num(half.level.captureMs.p99)}`,
-          baseline: `p50 ratio ${num(s.dataGrowth.captureP50Ratio, 2)} (the bar's: below capacity a capture's median is its own work)`,
+          baseline: `p50 ratio ${num(s.dataGrowth.captureP50Ratio, 2)} (the bar's: below capacity a capture's median is its own work; empty = the half level re-run just before the preload)`,
+        },
+        {
+          metric: "capture p50 ms at 0.5x peak: the sweep's half level -> loaded",
+          measured: `${num(half.sweep.captureMs.p50)} -> ${num(half.level.captureMs.p50)}`,
+          baseline: `ratio ${num(s.dataGrowth.captureP50RatioToSweep ?? undefined, 2)} (that level ran minutes earlier, before the 0.8x and 4x levels)`,
         },
         { metric: 'poll p99 ms at 0.5x peak: empty -> loaded', measured: `${num(half.empty.pollMs.p99)} -> ${num(half.level.pollMs.p99)}`, baseline: '' },
       ]
@@ -170,6 +175,11 @@ function growthSection(s: BenchSummary, preload: PreloadResult | null, empty: Le
         metric: 'payments neither CONFIRMED nor FAILED before the preload',
         measured: String(preload.backlogBefore?.left ?? 'n/a'),
         baseline: `after a bounded wait of ${num(preload.backlogBefore?.waitedSeconds, 0)} s`,
+      },
+      {
+        metric: 'payment workflows still running when the re-runs started',
+        measured: String(preload.quietBefore?.runningPaymentWorkflows ?? 'n/a'),
+        baseline: `after a bounded wait of ${num(preload.quietBefore ? preload.quietBefore.waitedMs / 1000 : undefined, 1)} s (as before the sweep's half level)`,
       },
       ...halfRows,
       { metric: `steady settled /s at ${empty.offeredRate}/s offered (saturation): empty -> loaded`, measured: `${num(steadySettledRate(empty))} -> ${num(steadySettledRate(loaded))}`, baseline: `ratio ${num(s.dataGrowth.settledPerSecRatio, 2)}` },

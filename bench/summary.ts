@@ -38,6 +38,8 @@ export interface BenchSummary {
     captureP50Ratio: number;
     /** The half level's offered rate, where captureP50Ratio was measured (null: at the saturation rate). */
     captureP50OfferedPerSec: number | null;
+    /** The loaded half level's capture p50 against the sweep's half level, minutes and the overload level earlier (null without). */
+    captureP50RatioToSweep: number | null;
     /** At the saturation rate, where the median is set by admission and queueing (0.4-2.7 between runs of one build). */
     captureP50RatioAtSaturation: number;
     preloadSeconds: number;
@@ -49,7 +51,11 @@ export interface BenchSummary {
 export interface GrowthRun {
   level: LevelFigures;
   preload: PreloadResult;
-  half: { level: LevelFigures; empty: LevelFigures } | null;
+  /**
+   * The half level re-run just before the preload (empty) and just after it (level), so the ratio
+   * compares neighbours on one machine state; sweep is the normal-load levels' half level.
+   */
+  half: { level: LevelFigures; empty: LevelFigures; sweep: LevelFigures } | null;
 }
 
 export interface Bar {
@@ -139,11 +145,12 @@ export function summarizeBench(
           settledPerSecRatio: steadySettledRate(growth.level) / steadySettledRate(saturation),
           captureP50Ratio: growth.half ? growth.half.level.captureMs.p50 / growth.half.empty.captureMs.p50 : growth.level.captureMs.p50 / saturation.captureMs.p50,
           captureP50OfferedPerSec: growth.half ? growth.half.level.offeredPerSec : null,
+          captureP50RatioToSweep: growth.half ? growth.half.level.captureMs.p50 / growth.half.sweep.captureMs.p50 : null,
           captureP50RatioAtSaturation: growth.level.captureMs.p50 / saturation.captureMs.p50,
           preloadSeconds: growth.preload.seconds,
           preloadNote: growth.preload.note,
         }
-      : { storedPayments: 0, offeredPerSec: Number.NaN, settledPerSecRatio: Number.NaN, captureP50Ratio: Number.NaN, captureP50OfferedPerSec: null, captureP50RatioAtSaturation: Number.NaN, preloadSeconds: 0, preloadNote: 'not run' },
+      : { storedPayments: 0, offeredPerSec: Number.NaN, settledPerSecRatio: Number.NaN, captureP50Ratio: Number.NaN, captureP50OfferedPerSec: null, captureP50RatioToSweep: null, captureP50RatioAtSaturation: Number.NaN, preloadSeconds: 0, preloadNote: 'not run' },
   };
 }
 

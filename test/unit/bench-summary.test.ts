@@ -90,11 +90,12 @@ describe('bench summary', () => {
     });
   });
 
-  it("judges the capture median of data growth below capacity, at the half level's rate, and keeps the saturation rate's beside it", () => {
+  it("judges the capture median of data growth below capacity, against the half level re-run just before the preload, and keeps the sweep's and the saturation rate's beside it", () => {
     const at = (label: string, rate: number, p50: number) => ({ ...level(label, rate, rate, rate, rate, rate), captureMs: { p50, p99: 200, max: 400 } }) as LevelFigures;
     const preload = { storedPayments: 100_000, seconds: 40, note: 'n', paymentsPerSecond: 2500 } as never;
-    const s = summarizeBench([at('25/s', 25, 40), at('50/s', 50, 300)], at('200/s', 200, 100), true, { level: at('50/s +100k stored', 50, 800), preload, half: { level: at('21/s +100k stored', 21, 18), empty: at('21/s', 21, 15) } }, 5000);
+    const s = summarizeBench([at('25/s', 25, 40), at('50/s', 50, 300)], at('200/s', 200, 100), true, { level: at('50/s +100k stored', 50, 800), preload, half: { level: at('21/s +100k stored', 21, 18), empty: at('21/s before the preload', 21, 15), sweep: at('21/s', 21, 12) } }, 5000);
     assert.equal(s.dataGrowth.captureP50Ratio, 18 / 15);
+    assert.equal(s.dataGrowth.captureP50RatioToSweep, 18 / 12);
     assert.equal(s.dataGrowth.captureP50OfferedPerSec, 21);
     assert.equal(s.dataGrowth.captureP50RatioAtSaturation, 800 / 300);
     const bar = bars(s).find((b) => b.metric.startsWith('data growth: capture p50'));
