@@ -24,15 +24,21 @@ const RANDOM_BATCH_IDS = 'shard-random-batch-ids';
 const NOTIFY_SEPARATELY = 'shard-notify-separately';
 /** A shard continues as new on the settlement task queue (SETTLEMENT_TASK_QUEUE) when the worker names one. */
 const OWN_TASK_QUEUE = 'shard-own-task-queue';
+/** Two ended batches' signals may go out at once (runs from before it wait for the previous batch's before telling the next). */
+const NOTIFY_TWO_AT_ONCE = 'shard-notify-two-at-once';
 
 /** Set by the resumeShard signal: an operator asks a halted shard to check its batch again. */
 interface Halt {
   resume: boolean;
 }
 
-/** The ended batch whose payment workflows are being told, if any: one batch's at a time. */
+/**
+ * The ended batches whose payment workflows are being told: the latest (done) and, while it runs
+ * too, the one before it (earlier). At most two at a time.
+ */
 interface Notifying {
   done: Promise<void> | undefined;
+  earlier: Promise<void> | undefined;
 }
 
 /**
@@ -50,7 +56,7 @@ export async function settlementShardWorkflow(input: SettlementShardInput): Prom
     halt.resume = true;
   });
   const { maxAttempts, shards, taskQueue } = await acts.batcherSettings();
-  const notifying: Notifying = { done: undefined };
+  const notifying: Notifying = { done: undefined, earlier: undefined };
 
   for (let round = 0; round < ROUNDS_PER_RUN && !workflowInfo().continueAsNewSuggested; round++) {
     const batchId = patched(RANDOM_BATCH_IDS) ? await ids.newBatchId() : uuid4();
@@ -59,6 +65,7 @@ export async function settlementShardWorkflow(input: SettlementShardInput): Prom
     await settle({ shard, batchId, paymentIds: gathered.paymentIds, queues: gathered.queues }, maxAttempts, state, notifying, halt);
   }
 
+  await notifying.earlier;
   await notifying.done;
   await condition(allHandlersFinished);
   const next = { shard, shards, batchesSettled: state.batchesSettled, paymentsSettled: state.paymentsSettled };
@@ -76,9 +83,11 @@ interface Batch {
 }
 
 /**
- * Ends the batch, then has its payment workflows told in the background once the previous batch's
- * are: the next batch gathers and settles meanwhile, so the signals' spread does not lengthen the
- * shard's round.
+ * Ends the batch, then has its payment workflows told in the background: the next batch gathers
+ * and settles meanwhile. Each batch's signals are spread over SETTLEMENT_NOTIFY_SPREAD_MS, longer
+ * than a lightly loaded shard's round (0.7-1.1 s at half the peak), so waiting for the previous
+ * batch's to finish held every round to the spread; two batches' may now overlap, and a third
+ * waits for the older of them. Under load a round outlasts the spread and they never overlap.
  */
 async function end(batch: Batch, outcome: BatchOutcome, notifying: Notifying): Promise<void> {
   if (!patched(NOTIFY_SEPARATELY)) {
@@ -86,9 +95,14 @@ async function end(batch: Batch, outcome: BatchOutcome, notifying: Notifying): P
     return;
   }
   await batchStep.endShardBatch({ ...batch, outcome, notify: 'separately' });
-  await notifying.done;
+  if (patched(NOTIFY_TWO_AT_ONCE)) {
+    await notifying.earlier;
+    notifying.earlier = notifying.done;
+  } else {
+    await notifying.done;
+  }
   const done = batchStep.notifyShardBatch({ ...batch, outcome });
-  done.catch(() => undefined); // awaited before the next batch's or before continuing as new, which rethrow
+  done.catch(() => undefined); // awaited before a later batch's or before continuing as new, which rethrow
   notifying.done = done;
 }
 
