@@ -169,8 +169,9 @@ async function main() {
       const backlogBefore = await waitForStoreBacklog(w, reported.flatMap((l) => l.openPaymentIds), QUICK ? 20 : 60);
       console.log(`before the preload: ${backlogBefore.left} payments neither CONFIRMED nor FAILED after waiting ${backlogBefore.waitedSeconds.toFixed(0)} s`);
       // The half level's empty side is re-run here, next to its loaded side: the sweep's half level ran
-      // minutes earlier, before the 0.8x and 4x levels, and at ~0.9 of two cores a capture's median
-      // moved 0.8-1.8x between such distant runs of one build with nothing stored in between.
+      // minutes earlier, before the 0.8x and 4x levels. At ~0.9 of two cores a capture's median moves
+      // between runs of one build with nothing stored in between (0.5-1.8x, neighbours included), so
+      // the stored data is at least not confounded with the levels run between.
       const emptyHalf = normal.half ? await rerunHalf(normal.half.level.offeredRate, 'before the preload') : null;
       // Leave room for the re-runs (each window + drain + reading its figures) and the report.
       // Below capacity the half level drains in about 2 s, not the whole DRAIN.
