@@ -4,6 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { asksForHelp, parseFlags, type FlagOptions } from '../../tools/cli/parse-flags.js';
 import { UsageError } from '../../tools/cli/output.js';
+import { devVoucher } from '../../tools/cli/dev-commands.js';
+import type { CliContext } from '../../tools/cli/context.js';
 import { encodeKey, generateAgentKeyPair } from '@credit-facilitator/wire/voucher';
 
 const ADMIN = fileURLToPath(new URL('../../tools/cli/admin.js', import.meta.url));
@@ -57,5 +59,23 @@ describe('admin CLI flags', () => {
     assert.equal(failed.code, 2);
     assert.doesNotMatch(failed.stderr, /ambiguous/);
     assert.match(failed.stderr, /--deployer-key \(or DEPLOYER_PRIVATE_KEY\) must be a 0x-prefixed 32-byte hex private key/);
+  });
+});
+
+describe('dev voucher: amounts and lifetimes', () => {
+  // Refused before the store is read: the context has none.
+  const ctx = { env: { DEV_TOOLS: true } } as unknown as CliContext;
+  const base = { merchant: 'm', borrower: 'b', agent: 'a', agentPrivateKey: 'k' };
+
+  it('refuses an --amount that is not a positive whole number of base units, naming the flag and the value', async () => {
+    for (const amount of ['abc', '0', '-5', '1.5', '1e6', ' 5']) {
+      await assert.rejects(devVoucher(ctx, { ...base, amount }), (err: unknown) => err instanceof UsageError && /--amount must be a positive whole number of base units/.test(err.message) && err.message.includes(JSON.stringify(amount)), amount);
+    }
+  });
+
+  it('refuses a --ttl that is not a positive whole number of seconds', async () => {
+    for (const ttl of ['soon', '0', '-1', '2.5']) {
+      await assert.rejects(devVoucher(ctx, { ...base, amount: '5', ttl }), (err: unknown) => err instanceof UsageError && /--ttl must be a positive whole number of seconds/.test(err.message), ttl);
+    }
   });
 });

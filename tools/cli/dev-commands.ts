@@ -15,6 +15,10 @@ import { baseUrl } from '../../src/config/env.js';
 import type { PaymentRequirements } from '@credit-facilitator/wire/envelope';
 import { UsageError } from './output.js';
 
+/** An amount in the asset's base units, as every dev command takes it: a positive whole number. */
+const BASE_UNITS = /^[1-9][0-9]{0,30}$/;
+const BASE_UNITS_REQUIRED = '--amount must be a positive whole number of base units';
+
 export function requireDevTools(ctx: CliContext) {
   if (!ctx.env.DEV_TOOLS) throw new UsageError('dev commands are disabled (DEV_TOOLS=false); onboard borrowers through the MCP endpoint');
 }
@@ -81,7 +85,10 @@ export async function devVoucher(ctx: CliContext, opts: DevVoucherOptions) {
     if (!opts[k]) throw new UsageError(`--${k.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase())} is required`);
   }
   if (!offered && !opts.amount) throw new UsageError('--amount is required');
+  if (opts.amount !== undefined && !BASE_UNITS.test(opts.amount)) throw new UsageError(`${BASE_UNITS_REQUIRED} (got ${JSON.stringify(opts.amount)})`);
   if (offered && opts.amount && opts.amount !== offered.amount) throw new UsageError(`--amount ${opts.amount} differs from the offer's ${offered.amount}`);
+  const ttlSeconds = Number(opts.ttl ?? '600');
+  if (!Number.isSafeInteger(ttlSeconds) || ttlSeconds <= 0) throw new UsageError(`--ttl must be a positive whole number of seconds (got ${JSON.stringify(opts.ttl)})`);
   const privateKey = decodePrivateKey(opts.agentPrivateKey as string);
   if (!privateKey) throw new UsageError('--agent-private-key must be the base64url key printed by "dev borrower create"');
   const merchant = await findMerchant(ctx.store.c, merchantId.toLowerCase());
@@ -91,7 +98,7 @@ export async function devVoucher(ctx: CliContext, opts: DevVoucherOptions) {
   if (offered) offerProblems(offered, { asset, network, payTo });
   const amount = offered?.amount ?? (opts.amount as string);
   const now = Math.floor(Date.now() / 1000);
-  const expiresAt = now + Number(opts.ttl ?? '600');
+  const expiresAt = now + ttlSeconds;
   const offeredOrder = offered?.extra?.orderRef;
   const orderRef = typeof offeredOrder === 'string' ? offeredOrder : (opts.orderRef ?? `order-${newId().slice(0, 8)}`);
   const resource = opts.resource ?? 'http://127.0.0.1:9000/premium';
@@ -164,7 +171,7 @@ function offerProblems(offer: PaymentRequirements, ours: { asset: string; networ
 export async function devFund(ctx: CliContext, opts: { wallet?: string; amount?: string }) {
   requireDevTools(ctx);
   if (!opts.wallet || !isAddress(opts.wallet)) throw new UsageError('--wallet <0x address> is required');
-  if (!opts.amount || !/^[1-9][0-9]{0,30}$/.test(opts.amount)) throw new UsageError('--amount must be a positive whole number of base units');
+  if (!opts.amount || !BASE_UNITS.test(opts.amount)) throw new UsageError(BASE_UNITS_REQUIRED);
   const { asset } = settlementTarget(ctx);
   const rpcUrl = ctx.env.RPC_URL ?? `http://127.0.0.1:${ctx.env.ANVIL_PORT}`;
   const transport = http(rpcUrl, { retryCount: 2, timeout: 20_000 });
