@@ -153,14 +153,14 @@ async function main() {
 
     let growth: GrowthRun | null = null;
     /**
-     * The half level again, once the payment workflows of the levels before have finished (as before
-     * the sweep's half level: told after CONFIRMED, spread behind the worker's other work, they would
-     * be measured as this level's load).
+     * A normal-load level again, once the payment workflows of the levels before have finished (as
+     * before the sweep's half level: told after CONFIRMED, spread behind the worker's other work,
+     * they would be measured as this level's load).
      */
-    const rerunHalf = async (rate: number, what: string) => {
+    const rerunNormal = async (rate: number, share: string, what: string) => {
       const quiet = await waitForQuietPipeline(w, (QUICK ? 20 : 60) * 1000);
-      console.log(`before the half level ${what}: ${quiet.runningPaymentWorkflows} payment workflows still running after ${(quiet.waitedMs / 1000).toFixed(1)} s`);
-      const level = await runLevel(normalSettings, `${rate}/s (0.5x peak) ${what}`, rate, NORMAL_SECONDS);
+      console.log(`before the ${share} level ${what}: ${quiet.runningPaymentWorkflows} payment workflows still running after ${(quiet.waitedMs / 1000).toFixed(1)} s`);
+      const level = await runLevel(normalSettings, `${rate.toFixed(1)}/s (${share} peak) ${what}`, rate, NORMAL_SECONDS);
       console.log(describeLevel(level));
       return { level, quiet };
     };
@@ -168,29 +168,35 @@ async function main() {
       const settlement = (await agentDeps(w)).settlement;
       const backlogBefore = await waitForStoreBacklog(w, reported.flatMap((l) => l.openPaymentIds), QUICK ? 20 : 60);
       console.log(`before the preload: ${backlogBefore.left} payments neither CONFIRMED nor FAILED after waiting ${backlogBefore.waitedSeconds.toFixed(0)} s`);
-      // The half level's empty side is re-run here, next to its loaded side: the sweep's half level ran
-      // minutes earlier, before the 0.8x and 4x levels. At ~0.9 of two cores a capture's median moves
-      // between runs of one build with nothing stored in between (0.5-1.8x, neighbours included), so
-      // the stored data is at least not confounded with the levels run between.
-      const emptyHalf = normal.half ? await rerunHalf(normal.half.level.offeredRate, 'before the preload') : null;
+      // Each side of the preload is measured next to it: half level, quarter level | preload | quarter
+      // level, half level. The capture median's bar is the quarter level's: there a capture's median
+      // is its own work (the sweep's 25/s level: 11.7-14.8 ms in eight runs), while at the half level,
+      // ~0.9 of two cores, it moved 0.56-1.8x between neighbouring runs of one build with nothing
+      // stored in between, so a ratio there could not tell stored data from the machine.
+      const halfRate = normal.half?.level.offeredRate;
+      const quarterRate = halfRate === undefined ? undefined : halfRate / 2;
+      const emptyHalf = halfRate === undefined ? null : await rerunNormal(halfRate, '0.5x', 'before the preload');
+      const emptyQuarter = quarterRate === undefined ? null : await rerunNormal(quarterRate, '0.25x', 'before the preload');
       // Leave room for the re-runs (each window + drain + reading its figures) and the report.
-      // Below capacity the half level drains in about 2 s, not the whole DRAIN.
-      const halfRerunSeconds = normal.half ? 2 * (NORMAL_SECONDS + 5) : 0;
+      // Below capacity a normal level drains in about 2 s, not the whole DRAIN.
+      const normalRerunSeconds = halfRate === undefined ? 0 : 2 * 2 * (NORMAL_SECONDS + 5);
       // The preload always stores its full count (issue 45: a growth step judged on 1 % of its data
       // judged nothing); only the side documents (keys, claims) give way to the quick run's limit.
-      const sideBy = QUICK ? tStart + (QUICK_LIMIT_SECONDS - SECONDS - DRAIN - 20 - halfRerunSeconds) * 1000 : Number.POSITIVE_INFINITY;
+      const sideBy = QUICK ? tStart + (QUICK_LIMIT_SECONDS - SECONDS - DRAIN - 20 - normalRerunSeconds) * 1000 : Number.POSITIVE_INFINITY;
       const budgetSeconds = Math.max(0, Math.min(60, (sideBy - performance.now()) / 1000));
       const preload: PreloadResult = { ...(await preloadPayments(w, merchants, borrowers, settlement, PRELOAD, budgetSeconds, (m) => console.log(m))), backlogBefore };
       if (preload.storedPayments < PRELOAD) throw new Error(`the data-growth preload stored ${preload.storedPayments} of ${PRELOAD} payments: its figures would not be the ones asked for`);
       console.log(`preloaded ${preload.storedPayments} payments in ${preload.seconds.toFixed(1)} s (${preload.paymentsPerSecond.toFixed(0)}/s; ${preload.note})`);
       const stored = `+${Math.round(preload.storedPayments / 1000)}k stored`;
-      // Below capacity first (the pipeline idle, as for the sweep's half level), then the saturation rate.
-      const loadedHalf = normal.half ? await rerunHalf(normal.half.level.offeredRate, stored) : null;
-      if (loadedHalf) preload.quietBefore = loadedHalf.quiet;
+      // Below capacity first (the pipeline idle, as for the sweep's normal levels), then the saturation rate.
+      const loadedQuarter = quarterRate === undefined ? null : await rerunNormal(quarterRate, '0.25x', stored);
+      if (loadedQuarter) preload.quietBefore = loadedQuarter.quiet;
+      const loadedHalf = halfRate === undefined ? null : await rerunNormal(halfRate, '0.5x', stored);
       const half: GrowthRun['half'] = normal.half && emptyHalf && loadedHalf ? { level: loadedHalf.level, empty: emptyHalf.level, sweep: normal.half.level } : null;
+      const quarter: GrowthRun['quarter'] = emptyQuarter && loadedQuarter ? { level: loadedQuarter.level, empty: emptyQuarter.level } : null;
       const level = await runLevel(settings, `${saturation.offeredRate}/s ${stored}`, saturation.offeredRate, SECONDS);
       console.log(describeLevel(level));
-      growth = { level, preload, half };
+      growth = { level, preload, half, quarter };
     }
 
     const summary = summarizeBench(levels, overload, extraOverload, growth, stack.config.BATCH_MAX_WAIT_MS);
@@ -201,8 +207,9 @@ async function main() {
       half: normal.half && { label: normal.half.level.label, figures: normal.half.figures },
       eighty: normal.eighty && { label: normal.eighty.level.label, figures: normal.eighty.figures },
     });
-    const allLevels = growth ? [...reported, ...(growth.half ? [growth.half.empty, growth.half.level] : []), growth.level] : reported;
-    const blocks = buildBlocks({ summary, bars: barList, floorBars: floor, levels: allLevels, ceilings, gas: gasReport, preload: growth?.preload ?? null, growthBase: saturation, growth: growth?.level ?? null, growthHalf: growth?.half ?? null });
+    // In the order they ran: half, quarter | preload | quarter, half, saturation.
+    const allLevels = growth ? [...reported, ...[growth.half?.empty, growth.quarter?.empty, growth.quarter?.level, growth.half?.level].filter((l): l is LevelFigures => l !== undefined), growth.level] : reported;
+    const blocks = buildBlocks({ summary, bars: barList, floorBars: floor, levels: allLevels, ceilings, gas: gasReport, preload: growth?.preload ?? null, growthBase: saturation, growth: growth?.level ?? null, growthHalf: growth?.half ?? null, growthQuarter: growth?.quarter ?? null });
     console.log(blocks.map(blockText).join('\n'));
 
     const run: RunSettings = {
@@ -286,7 +293,7 @@ function notes(s: ReturnType<typeof summarizeBench>, extraOverload: boolean): st
     'Store commands per payment: the growth of x402_store_commands_total on the API\'s and the worker\'s /metrics over the level, divided by settled payments (n/a when the metric is not exposed).',
     "Normal load: after the sweep (and a bounded wait for its backlog), two more open-loop levels offer 0.5x and 0.8x the peak's steady settled/s, merchants polling once a second; shedFraction is the captures answered 503 over those offered. BENCH_OUT carries them as `half` and `eighty`, each with its offered rate over the peak's steady rate (`ofPeakSustained`). Until the fifth round the peak was the drain-based figure (still in BENCH_OUT as `peakSettledByDrainPerSec`), 1.0-1.7x the steady one, which put the 0.8x level at the pipeline's capacity (docs/scaling.md).",
     "The ratio to the floor is the peak's settled/s over the Temporal ceiling measured in the same run (delayed start -> signal-with-start -> complete on the bench's own bare worker, the minimal shape of one payment), so it holds on any machine; BENCH_OUT carries it as `peakToCeilingRatio`. The ceiling is the mean of two samples, one before the levels and one after the sweep and the normal levels, once no payment workflow runs (at most 30 s in a quick run, 60 s in a full one; the wait is in the sample's `quiet`), both in `ceilings.samples`: one short sample moved the ratio by itself (48-70/s between runs of one build).",
-    `The overload figure is the level at 4x the saturation rate${extraOverload ? ' (run as an extra level, since the rate list lacked it)' : ''}: the peak level's offered rate, or a lower one from which every level up answered at least ${SATURATED_SHED_SHARE * 100} % of its captures 503 (past capacity the levels settle alike within noise, and 4x the noisiest best of them, 800-1,600/s, measures the bench client). Data growth runs the half level again just before the preload and once more after it, then the saturation rate after it: the capture p50 ratio is the half level's loaded run over the run just before the preload (below capacity a capture's median is its own work; the sweep's half level, minutes and the 0.8x and 4x levels earlier, is shown beside it), the settled/s ratio is the saturation rate's over the sweep's level at that rate (at capacity the median is set by admission and queueing, 0.4-2.7 between runs of one build, and is shown beside it). Each re-run starts once the payment workflows before it have finished.`,
+    `The overload figure is the level at 4x the saturation rate${extraOverload ? ' (run as an extra level, since the rate list lacked it)' : ''}: the peak level's offered rate, or a lower one from which every level up answered at least ${SATURATED_SHED_SHARE * 100} % of its captures 503 (past capacity the levels settle alike within noise, and 4x the noisiest best of them, 800-1,600/s, measures the bench client). Data growth runs the half level and the quarter level (half its rate) again just before the preload, the quarter and half levels once more after it, then the saturation rate: the capture p50 ratio is the quarter level's loaded run over its run just before the preload (there a capture's median is its own work: the sweep's 25/s level read 11.7-14.8 ms in eight runs of one machine), with the half level's beside it (at ~0.9 of two cores its median moved 0.56-1.8x between neighbouring runs of one build with nothing stored in between, so it cannot tell stored data from the machine; the sweep's half level, before the 0.8x and 4x levels, is shown too); the settled/s ratio is the saturation rate's over the sweep's level at that rate (at capacity the capture median is set by admission and queueing, 0.4-2.7 between runs of one build, and is shown beside it). Each re-run starts once the payment workflows before it have finished.`,
     `Peak steady settled/s was ${s.peakSettledPerSec.toFixed(1)} at ${s.peak.offeredPerSec.toFixed(0)}/s offered (${s.peakSettledByDrainPerSec.toFixed(1)} counting its drain).`,
   ];
 }

@@ -50,7 +50,7 @@ describe('bench summary', () => {
 
   it('reports the peak, the 4x level and data growth by their sustained rates, the drain-based figures beside them', () => {
     const overload = level('200/s (4x peak)', 200, 70, 42);
-    const s = summarizeBench(sweep, overload, true, { level: level('50/s +1k stored', 50, 49, 41.4), preload: { storedPayments: 1000, seconds: 5, note: 'n', paymentsPerSecond: 200 } as never, half: null }, 5000);
+    const s = summarizeBench(sweep, overload, true, { level: level('50/s +1k stored', 50, 49, 41.4), preload: { storedPayments: 1000, seconds: 5, note: 'n', paymentsPerSecond: 200 } as never, half: null, quarter: null }, 5000);
     assert.equal(s.peakSettledPerSec, 46);
     assert.equal(s.peakSettledByDrainPerSec, 50);
     assert.deepEqual([s.overload.settledPerSec, s.overload.settledByDrainPerSec], [42, 70]);
@@ -83,24 +83,42 @@ describe('bench summary', () => {
     });
 
     it('sets the growth comparison: the re-run against the sweep level at the same offered rate', () => {
-      const s = summarizeBench(past, level('400/s', 400, 57, 44, 44, 42, 0.88), false, { level: level('100/s +100k stored', 100, 58, 37, 37, 36, 0.5), preload: { storedPayments: 100_000, seconds: 40, note: 'n', paymentsPerSecond: 2500 } as never, half: null }, 5000);
+      const s = summarizeBench(past, level('400/s', 400, 57, 44, 44, 42, 0.88), false, { level: level('100/s +100k stored', 100, 58, 37, 37, 36, 0.5), preload: { storedPayments: 100_000, seconds: 40, note: 'n', paymentsPerSecond: 2500 } as never, half: null, quarter: null }, 5000);
       assert.deepEqual(s.saturation, { label: '100/s', offeredPerSec: 100 });
       assert.equal(s.peakSettledPerSec, 44);
       assert.equal(s.dataGrowth.settledPerSecRatio, 37 / 41);
     });
   });
 
-  it("judges the capture median of data growth below capacity, against the half level re-run just before the preload, and keeps the sweep's and the saturation rate's beside it", () => {
+  it("judges the capture median of data growth at the quarter level, against its re-run just before the preload, and keeps the half level's, the sweep's and the saturation rate's beside it", () => {
     const at = (label: string, rate: number, p50: number) => ({ ...level(label, rate, rate, rate, rate, rate), captureMs: { p50, p99: 200, max: 400 } }) as LevelFigures;
     const preload = { storedPayments: 100_000, seconds: 40, note: 'n', paymentsPerSecond: 2500 } as never;
-    const s = summarizeBench([at('25/s', 25, 40), at('50/s', 50, 300)], at('200/s', 200, 100), true, { level: at('50/s +100k stored', 50, 800), preload, half: { level: at('21/s +100k stored', 21, 18), empty: at('21/s before the preload', 21, 15), sweep: at('21/s', 21, 12) } }, 5000);
-    assert.equal(s.dataGrowth.captureP50Ratio, 18 / 15);
-    assert.equal(s.dataGrowth.captureP50RatioToSweep, 18 / 12);
-    assert.equal(s.dataGrowth.captureP50OfferedPerSec, 21);
+    const half = { level: at('21/s +100k stored', 21, 27), empty: at('21/s before the preload', 21, 15), sweep: at('21/s', 21, 12) };
+    const quarter = { level: at('10.5/s +100k stored', 10.5, 11), empty: at('10.5/s before the preload', 10.5, 10) };
+    const s = summarizeBench([at('25/s', 25, 40), at('50/s', 50, 300)], at('200/s', 200, 100), true, { level: at('50/s +100k stored', 50, 800), preload, half, quarter }, 5000);
+    assert.equal(s.dataGrowth.captureP50Ratio, 11 / 10);
+    assert.equal(s.dataGrowth.captureP50OfferedPerSec, 10.5);
+    assert.equal(s.dataGrowth.captureP50PeakShare, 0.25);
+    assert.equal(s.dataGrowth.captureP50RatioAtHalf, 27 / 15);
+    assert.equal(s.dataGrowth.captureP50RatioToSweep, 27 / 12);
     assert.equal(s.dataGrowth.captureP50RatioAtSaturation, 800 / 300);
     const bar = bars(s).find((b) => b.metric.startsWith('data growth: capture p50'));
+    assert.match(bar?.metric ?? '', /at 10\.5\/s, 0\.25x peak/);
+    assert.equal(bar?.meets, true, 'the quarter level decides, not the half level beside it');
+    assert.match(bar?.detail ?? '', /1\.80 x at 0\.5x peak; 2\.67 x at the saturation rate/);
+
+    const loadedQuarter = summarizeBench([at('25/s', 25, 40), at('50/s', 50, 300)], at('200/s', 200, 100), true, { level: at('50/s +100k stored', 50, 800), preload, half, quarter: { ...quarter, level: at('10.5/s +100k stored', 10.5, 12.5) } }, 5000);
+    assert.equal(bars(loadedQuarter).find((b) => b.metric.startsWith('data growth: capture p50'))?.meets, false, 'a quarter level 1.25x slower with the data stored misses');
+  });
+
+  it('falls back to the half level when the quarter level did not run', () => {
+    const at = (label: string, rate: number, p50: number) => ({ ...level(label, rate, rate, rate, rate, rate), captureMs: { p50, p99: 200, max: 400 } }) as LevelFigures;
+    const preload = { storedPayments: 100_000, seconds: 40, note: 'n', paymentsPerSecond: 2500 } as never;
+    const s = summarizeBench([at('25/s', 25, 40), at('50/s', 50, 300)], at('200/s', 200, 100), true, { level: at('50/s +100k stored', 50, 800), preload, half: { level: at('21/s +100k stored', 21, 18), empty: at('21/s before the preload', 21, 15), sweep: at('21/s', 21, 12) }, quarter: null }, 5000);
+    assert.equal(s.dataGrowth.captureP50Ratio, 18 / 15);
+    assert.equal(s.dataGrowth.captureP50PeakShare, 0.5);
+    const bar = bars(s).find((b) => b.metric.startsWith('data growth: capture p50'));
     assert.match(bar?.metric ?? '', /at 21\.0\/s, 0\.5x peak/);
-    assert.equal(bar?.meets, true);
-    assert.match(bar?.detail ?? '', /2\.67 x at the saturation rate/);
+    assert.match(bar?.detail ?? '', /^2\.67 x at the saturation rate/);
   });
 });
