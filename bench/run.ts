@@ -52,7 +52,6 @@ const MCP_VOUCHERS = envNum('BENCH_MCP_VOUCHERS', 10);
 /** Quick mode keeps each normal-load level near 20 s: a 10 s window, a short voucher budget, the usual drain. */
 const NORMAL_SECONDS = envNum('BENCH_NORMAL_SECONDS', QUICK ? 10 : SECONDS);
 /** Quick mode must end within 6 minutes with the build: past this many seconds of the run, the preload stops early. */
-const QUICK_LIMIT_SECONDS = envNum('BENCH_QUICK_LIMIT_SECONDS', 320);
 const POLL_EVERY_MS = 1000;
 /**
  * In the normal-load levels every other merchant long-polls as the SDK's waitForSettlement does (their
@@ -177,14 +176,9 @@ async function main() {
       const quarterRate = halfRate === undefined ? undefined : halfRate / 2;
       const emptyHalf = halfRate === undefined ? null : await rerunNormal(halfRate, '0.5x', 'before the preload');
       const emptyQuarter = quarterRate === undefined ? null : await rerunNormal(quarterRate, '0.25x', 'before the preload');
-      // Leave room for the re-runs (each window + drain + reading its figures) and the report.
-      // Below capacity a normal level drains in about 2 s, not the whole DRAIN.
-      const normalRerunSeconds = halfRate === undefined ? 0 : 2 * 2 * (NORMAL_SECONDS + 5);
-      // The preload always stores its full count (issue 45: a growth step judged on 1 % of its data
-      // judged nothing); only the side documents (keys, claims) give way to the quick run's limit.
-      const sideBy = QUICK ? tStart + (QUICK_LIMIT_SECONDS - SECONDS - DRAIN - 20 - normalRerunSeconds) * 1000 : Number.POSITIVE_INFINITY;
-      const budgetSeconds = Math.max(0, Math.min(60, (sideBy - performance.now()) / 1000));
-      const preload: PreloadResult = { ...(await preloadPayments(w, merchants, borrowers, settlement, PRELOAD, budgetSeconds, (m) => console.log(m))), backlogBefore };
+      // The preload always stores its full count, each payment with its side documents (issue 45: a
+      // growth step judged on 1 % of its data judged nothing).
+      const preload: PreloadResult = { ...(await preloadPayments(w, merchants, borrowers, settlement, PRELOAD, (m) => console.log(m))), backlogBefore };
       if (preload.storedPayments < PRELOAD) throw new Error(`the data-growth preload stored ${preload.storedPayments} of ${PRELOAD} payments: its figures would not be the ones asked for`);
       console.log(`preloaded ${preload.storedPayments} payments in ${preload.seconds.toFixed(1)} s (${preload.paymentsPerSecond.toFixed(0)}/s; ${preload.note})`);
       const stored = `+${Math.round(preload.storedPayments / 1000)}k stored`;
