@@ -172,7 +172,7 @@ function growthSection(s: BenchSummary, preload: PreloadResult | null, empty: Le
         {
           metric: `capture p50 / p99 ms at ${num(quarter.empty.offeredPerSec)}/s offered (0.25x peak): empty -> loaded`,
           measured: `${num(quarter.empty.captureMs.p50)} / ${num(quarter.empty.captureMs.p99)} -> ${num(quarter.level.captureMs.p50)} / ${num(quarter.level.captureMs.p99)}`,
-          baseline: `p50 ratio ${num(s.dataGrowth.captureP50Ratio, 2)} (the bar's: here a capture's median is its own work; empty = the quarter level re-run just before the preload)`,
+          baseline: `p50 ratio ${num(s.dataGrowth.captureP50Ratio, 2)} (the bar's: here a capture's median is mostly its own work; empty = the quarter level re-run just before the preload)`,
         },
         { metric: 'poll p99 ms at 0.25x peak: empty -> loaded', measured: `${num(quarter.empty.pollMs.p99)} -> ${num(quarter.level.pollMs.p99)}`, baseline: '' },
       ]

@@ -35,7 +35,7 @@ export interface BenchSummary {
     offeredPerSec: number;
     settledPerSecRatio: number;
     /**
-     * At the quarter level's rate, where a capture's median is its own work, against the quarter level
+     * At the quarter level's rate, where a capture's median is mostly its own work, against the quarter level
      * re-run just before the preload; without it at the half level's, and without that at the saturation rate.
      */
     captureP50Ratio: number;
