@@ -118,6 +118,8 @@ export function nearest(levels: readonly LevelFigures[], rate: number): LevelFig
   return levels.reduce((best, l) => (Math.abs(l.offeredRate - rate) < Math.abs(best.offeredRate - rate) ? l : best), levels[0] as LevelFigures);
 }
 
+const p50Ratio = (r: { level: LevelFigures; empty: LevelFigures }) => r.level.captureMs.p50 / r.empty.captureMs.p50;
+
 export function summarizeBench(
   levels: readonly LevelFigures[],
   overload: LevelFigures,
@@ -128,6 +130,8 @@ export function summarizeBench(
   const peak = peakLevel(levels);
   const saturation = saturationLevel(levels);
   const at50 = nearest(levels, 50);
+  // The capture median's bar: the quarter level where it ran, else the half level (loaded over its re-run just before the preload).
+  const judged = growth?.quarter ? { run: growth.quarter, share: 0.25 as const } : growth?.half ? { run: growth.half, share: 0.5 as const } : null;
   return {
     peakSettledPerSec: steadySettledRate(peak),
     peakSettledByDrainPerSec: peak.settledPerSec,
@@ -151,14 +155,10 @@ export function summarizeBench(
           offeredPerSec: growth.level.offeredPerSec,
           // against the sweep's level at the same offered rate
           settledPerSecRatio: steadySettledRate(growth.level) / steadySettledRate(saturation),
-          captureP50Ratio: growth.quarter
-            ? growth.quarter.level.captureMs.p50 / growth.quarter.empty.captureMs.p50
-            : growth.half
-              ? growth.half.level.captureMs.p50 / growth.half.empty.captureMs.p50
-              : growth.level.captureMs.p50 / saturation.captureMs.p50,
-          captureP50OfferedPerSec: growth.quarter ? growth.quarter.level.offeredPerSec : growth.half ? growth.half.level.offeredPerSec : null,
-          captureP50PeakShare: growth.quarter ? 0.25 : growth.half ? 0.5 : null,
-          captureP50RatioAtHalf: growth.half ? growth.half.level.captureMs.p50 / growth.half.empty.captureMs.p50 : null,
+          captureP50Ratio: judged ? p50Ratio(judged.run) : growth.level.captureMs.p50 / saturation.captureMs.p50,
+          captureP50OfferedPerSec: judged ? judged.run.level.offeredPerSec : null,
+          captureP50PeakShare: judged ? judged.share : null,
+          captureP50RatioAtHalf: growth.half ? p50Ratio(growth.half) : null,
           captureP50RatioToSweep: growth.half ? growth.half.level.captureMs.p50 / growth.half.sweep.captureMs.p50 : null,
           captureP50RatioAtSaturation: growth.level.captureMs.p50 / saturation.captureMs.p50,
           preloadSeconds: growth.preload.seconds,
