@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { Hex } from 'viem';
 import { privateKeyToAddress } from 'viem/accounts';
 import { projectRoot } from '../../src/config/paths.js';
-import { processEntry } from '../../tools/stack/entries.js';
+import { processArgs } from '../../tools/stack/entries.js';
 import { freePort, spawnManaged, waitForHttp, type ManagedProcess } from '../../tools/stack/processes.js';
 import type { StackHandle } from '../../tools/stack/stack.js';
 import { getStack } from '../support/stack.js';
@@ -28,7 +28,7 @@ export async function startExtraApi(name: string, extraEnv: Record<string, strin
   const proc = spawnManaged({
     name,
     command: process.execPath,
-    args: [processEntry('api')],
+    args: processArgs('api'),
     env: { ...apiEnv, ...extraEnv, API_HOST: '127.0.0.1', API_PORT: String(port) },
     cwd: projectRoot(),
     logFile: join(stack.dataDir, 'logs', `${name}.log`),
@@ -66,7 +66,7 @@ export async function startExtraWorker(name: string, settlerKey: Hex, on: { stac
   const proc = spawnManaged({
     name,
     command: process.execPath,
-    args: [processEntry('worker')],
+    args: processArgs('worker'),
     env: { ...stack.env, ...on.extraEnv, SETTLER_PRIVATE_KEY: settlerKey, SETTLER_ADDRESS: privateKeyToAddress(settlerKey), WORKER_METRICS_PORT: '0' },
     cwd: projectRoot(),
     logFile: join(stack.dataDir, 'logs', `${name}.log`),

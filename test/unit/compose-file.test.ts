@@ -7,7 +7,7 @@ import { SEARCH_ATTRIBUTES } from '../../tools/stack/args.js';
 import { SCHEMA_NAMES } from '../../tools/stack/cluster/schema.js';
 import { CLUSTER_HISTORY_SHARDS, TEMPORAL_SERVICES, temporalClusterDynamicConfig } from '../../tools/stack/cluster/temporal-config.js';
 import { TEMPORAL_SERVER_VERSION } from '../../tools/stack/cluster/temporal-server-build.js';
-import { PROCESS_ENTRIES } from '../../tools/stack/entries.js';
+import { PROCESS_ENTRIES, PROCESS_V8_FLAGS } from '../../tools/stack/entries.js';
 
 /** Docker cannot run here, so temporal-compose.yml is checked statically against the config the code reads. */
 const root = fileURLToPath(new URL('../../..', import.meta.url));
@@ -78,8 +78,8 @@ describe('temporal-compose.yml (static)', () => {
     for (const name of ['api', 'api-2']) assert.ok(!('SETTLER_PRIVATE_KEY' in (services[name]?.environment ?? {})), `${name} never gets the settler key`);
     assert.notEqual(services.worker?.environment?.SETTLER_PRIVATE_KEY, services['worker-2']?.environment?.SETTLER_PRIVATE_KEY, 'each worker has its own settler key');
     assert.equal(services.api?.environment?.DEV_TOOLS, 'false');
-    for (const name of ['api', 'api-2']) assert.deepEqual(services[name]?.command?.slice(-1), [PROCESS_ENTRIES.api], `${name} runs the API's entry`);
-    for (const name of ['worker', 'worker-2']) assert.deepEqual(services[name]?.command?.slice(-1), [PROCESS_ENTRIES.worker], `${name} runs the worker's entry`);
+    for (const name of ['api', 'api-2']) assert.deepEqual(services[name]?.command, ['node', ...PROCESS_V8_FLAGS, PROCESS_ENTRIES.api], `${name} runs the API's entry with the stack's V8 flags`);
+    for (const name of ['worker', 'worker-2']) assert.deepEqual(services[name]?.command, ['node', ...PROCESS_V8_FLAGS, PROCESS_ENTRIES.worker], `${name} runs the worker's entry with the stack's V8 flags`);
   });
 
   it('runs Node on the LTS in .node-version: the Dockerfile, every service that runs node, engines and CI', () => {

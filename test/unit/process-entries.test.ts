@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { projectRoot } from '../../src/config/paths.js';
-import { builtFile, PROCESS_ENTRIES, processEntry, type ProcessKind } from '../../tools/stack/entries.js';
+import { builtFile, PROCESS_ENTRIES, PROCESS_V8_FLAGS, processArgs, processEntry, type ProcessKind } from '../../tools/stack/entries.js';
 
 /** Every .ts file under `dir`, recursively. */
 function sources(dir: string): string[] {
@@ -25,6 +26,7 @@ describe('process entries (tools/stack/entries.ts)', () => {
     it(`the ${kind}'s entry, ${PROCESS_ENTRIES[kind]}, exists after the build`, () => {
       assert.ok(existsSync(join(root, PROCESS_ENTRIES[kind])), `${PROCESS_ENTRIES[kind]} is built`);
       assert.equal(processEntry(kind), join(root, PROCESS_ENTRIES[kind]));
+      assert.deepEqual(processArgs(kind), ['--no-memory-reducer', join(root, PROCESS_ENTRIES[kind])], 'started without the idle collections that discard optimized code');
     });
   }
 
@@ -36,6 +38,11 @@ describe('process entries (tools/stack/entries.ts)', () => {
       .filter((f) => entryLike.test(readFileSync(f, 'utf8')))
       .map((f) => relative(root, f));
     assert.deepEqual(offenders, [], `spell the entry through tools/stack/entries.ts: ${offenders.join(', ')}`);
+  });
+
+  it('its V8 flags are ones this Node knows (an unknown one would stop the process at start)', () => {
+    const known = execFileSync(process.execPath, ['--v8-options'], { encoding: 'utf8' });
+    for (const flag of PROCESS_V8_FLAGS) assert.match(known, new RegExp(`^\\s+--${flag.replace(/^--(no-)?/, '')} \\(`, 'm'), flag);
   });
 
   it('a missing entry is refused with the fix, before anything is spawned', () => {

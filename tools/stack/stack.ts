@@ -9,7 +9,7 @@ import { ensureSecretsKeyFile } from '../../src/store/secret-box.js';
 import { startInfra, type Infra, type TemporalRestart } from './infra.js';
 import { spawnManaged, waitForHttp, type ExitInfo, type ManagedProcess } from './processes.js';
 import { openApiListener } from './api-listener.js';
-import { processEntry } from './entries.js';
+import { processArgs } from './entries.js';
 
 export interface StackOptions {
   /** Where settings come from; children inherit it plus the stack's own settings. Default process.env. */
@@ -139,17 +139,17 @@ export async function startStack(options: StackOptions = {}): Promise<StackHandl
     const { SETTLER_PRIVATE_KEY: _key, ...apiEnv } = env;
     const origin = publicOrigin(config);
     const health = `http://${probeHost(config.API_HOST)}:${config.API_PORT}/api/v1/facilitator/health`;
-    const workerEntry = processEntry('worker');
-    const apiEntry = processEntry('api');
+    const workerArgs = processArgs('worker');
+    const apiArgs = processArgs('api');
 
-    const spawnChild = (name: string, entry: string, childEnv: Record<string, string>, inheritFds?: number[]) => {
-      const p = spawnManaged({ name, command: process.execPath, args: [entry], env: childEnv, cwd: projectRoot(), logFile: quietLog(name), ...(inheritFds ? { inheritFds } : {}) });
+    const spawnChild = (name: string, args: string[], childEnv: Record<string, string>, inheritFds?: number[]) => {
+      const p = spawnManaged({ name, command: process.execPath, args, env: childEnv, cwd: projectRoot(), logFile: quietLog(name), ...(inheritFds ? { inheritFds } : {}) });
       p.onUnexpectedExit((info) => unexpected(name, info));
       children.push(p);
       return p;
     };
     const startWorker = async () => {
-      const p = spawnChild('worker', workerEntry, env);
+      const p = spawnChild('worker', workerArgs, env);
       await p.waitForLine('worker ready', timeoutMs, signal);
       return p;
     };
@@ -159,7 +159,7 @@ export async function startStack(options: StackOptions = {}): Promise<StackHandl
       const { inheritFds, API_LISTEN_FDS } = listener.handOver(config.API_ACCEPT_HANDLES);
       let p: ManagedProcess;
       try {
-        p = spawnChild('api', apiEntry, { ...apiEnv, API_LISTEN_FDS }, inheritFds);
+        p = spawnChild('api', apiArgs, { ...apiEnv, API_LISTEN_FDS }, inheritFds);
       } finally {
         listener.close(); // the child holds its own duplicates; ours must not accept
       }

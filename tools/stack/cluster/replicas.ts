@@ -4,7 +4,7 @@ import type { Address, Hex } from 'viem';
 import { generatePrivateKey } from 'viem/accounts';
 import { projectRoot } from '../../../src/config/paths.js';
 import { allowSettlerOnDevChain } from '../deployment.js';
-import { processEntry } from '../entries.js';
+import { processArgs } from '../entries.js';
 import { spawnManaged, waitForHttp, type ExitInfo, type ManagedProcess, type SpawnOptions } from '../processes.js';
 import type { StackHandle } from '../stack.js';
 
@@ -67,7 +67,7 @@ export async function startReplicas(stack: StackHandle, o: ReplicaOptions): Prom
   const origin = `http://${host}:${o.apiPort}`;
   const specs: Record<ReplicaName, { spawn: SpawnOptions; ready: (p: ManagedProcess) => Promise<void> }> = {
     'api-2': {
-      spawn: { name: 'api-2', command: process.execPath, args: [processEntry('api')], env: { ...apiEnv, API_PORT: String(o.apiPort) }, cwd: projectRoot(), logFile: logFile('api-2') },
+      spawn: { name: 'api-2', command: process.execPath, args: processArgs('api'), env: { ...apiEnv, API_PORT: String(o.apiPort) }, cwd: projectRoot(), logFile: logFile('api-2') },
       ready: (p) => waitForHttp(`${origin}/api/v1/facilitator/health`, { proc: p, timeoutMs, what: 'api-2 health' }),
     },
     // The stack's worker holds WORKER_METRICS_PORT: the second one serves none.
@@ -75,7 +75,7 @@ export async function startReplicas(stack: StackHandle, o: ReplicaOptions): Prom
       spawn: {
         name: 'worker-2',
         command: process.execPath,
-        args: [processEntry('worker')],
+        args: processArgs('worker'),
         env: { ...stack.env, SETTLER_PRIVATE_KEY: key, SETTLER_ADDRESS: settlerAddress, WORKER_METRICS_PORT: '0' },
         cwd: projectRoot(),
         logFile: logFile('worker-2'),
