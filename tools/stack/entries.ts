@@ -21,9 +21,9 @@ export type ProcessKind = keyof typeof PROCESS_ENTRIES;
  * shrink its heap, and those clear the maps and objects that optimized code had embedded, so V8
  * throws that code away (`--trace-deopt`: ~350 functions after a minute idle, from the BSON
  * writer to the voucher parser). The first 10-20 s of traffic after a quiet spell then ran
- * half-interpreted: 1.5-2x the API's CPU per payment and 1.4-1.5x the capture median
+ * half-interpreted: 1.5-1.6x the API's CPU per payment and 1.3-1.5x the capture median
  * (docs/scaling.md, issue 45, 2026-11-29). Without it an idle process keeps the heap its load
- * grew (the API ~380 MiB resident instead of ~230-260 after a minute idle); collections under load
+ * grew (the API ~370 MiB resident instead of ~225-255 after a minute idle); collections under load
  * are unchanged.
  */
 export const PROCESS_V8_FLAGS: readonly string[] = ['--no-memory-reducer'];
